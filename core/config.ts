@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * The one schema over the environment. Each process calls `loadConfig(process.env)` once at start and
+ * passes the result down; nothing else reads `process.env`. Defaults match the project-local services
+ * that `npm start` runs, so a fresh clone works without a `.env`.
+ */
+const booleanString = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1');
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_BASE_URL: z.url().default('http://localhost:3000'),
+  DATABASE_URL: z.string().min(1).default('postgres://messaging@127.0.0.1:55432/messaging'),
+  REDIS_URL: z.string().min(1).default('redis://127.0.0.1:56379/0'),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Prefixes every task queue name, so several deployments (or test runs) can share one Temporal. */
+  TASK_QUEUE_PREFIX: z.string().default(''),
+  /** Requests per second per API key (the spec's limit is 10; raise it only for benchmarks). */
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  /** Largest accepted request body; inline base64 attachments (25 MB) are the reason it is large. */
+  MAX_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
+  /** How long a looked-up API key is trusted before it is read again (revocations also evict at once). */
+  API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
+  SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
+  /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
+  MIGRATE_ON_START: booleanString.optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+});
+
+export type Config = z.infer<typeof configSchema> & { MIGRATE_ON_START: boolean };
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings mean "not set", as in a docker-compose file with `VAR=`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const config = parsed.data;
+  return { ...config, MIGRATE_ON_START: config.MIGRATE_ON_START ?? config.NODE_ENV !== 'production' };
+}

@@ -13,8 +13,10 @@ VENV="$TOOLS_DIR/moto"
 STAMP="$VENV/.moto-version"
 WRAPPER="$TOOLS_DIR/bin/moto-server"
 
-# Fast path: pinned version already installed and wrapper present -> print nothing.
-if [[ -f "$STAMP" && "$(<"$STAMP")" == "$MOTO_VERSION" && -x "$WRAPPER" && -x "$VENV/bin/moto_server" ]]; then
+# Fast path: pinned version installed and wrapper present -> print nothing.
+# bin/python is a symlink to the interpreter that built the venv; if that
+# interpreter went away (e.g. pyenv upgrade) -x fails and we rebuild.
+if [[ -f "$STAMP" && "$(<"$STAMP")" == "$MOTO_VERSION" && -x "$WRAPPER" && -x "$VENV/bin/python" ]]; then
   exit 0
 fi
 

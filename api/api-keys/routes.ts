@@ -1,0 +1,41 @@
+import { created, ok, type RouteTable } from '../http/route';
+import {
+  ApiKeyCreatedSchema,
+  ApiKeyDeletedSchema,
+  ApiKeyListSchema,
+  ApiKeyParams,
+  CreateApiKeyBody,
+} from './schemas';
+import type { ApiKeyService } from './service';
+import { apiKeyCreatedView, apiKeyView } from './views';
+
+export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
+  routes.get('/api-keys', 'keys:write', {
+    summary: 'List the workspace\'s active API keys',
+    responses: { 200: { description: 'Active keys, newest first', schema: ApiKeyListSchema } },
+    handle: async ({ principal }) => ok({ data: (await keys.list(principal.workspaceId)).map(apiKeyView) }),
+  });
+
+  routes.post('/api-keys', 'keys:write', {
+    summary: 'Create an API key (the key is shown once)',
+    body: CreateApiKeyBody,
+    responses: { 201: { description: 'Created', schema: ApiKeyCreatedSchema } },
+    handle: async ({ principal, body }) => {
+      const issued = await keys.create(principal.workspaceId, principal.scopes, body);
+      return created(apiKeyCreatedView(issued.record, issued.secret));
+    },
+  });
+
+  routes.delete('/api-keys/:id', 'keys:write', {
+    summary: 'Revoke an API key; it stops working at once',
+    params: ApiKeyParams,
+    responses: {
+      200: { description: 'Revoked', schema: ApiKeyDeletedSchema },
+      404: { description: 'No such key in this workspace' },
+    },
+    handle: async ({ principal, params }) => {
+      await keys.revoke(principal.workspaceId, params.id);
+      return ok({ deleted: true, id: params.id });
+    },
+  });
+}

@@ -1,0 +1,47 @@
+import type { Connection } from '@temporalio/client';
+import { type Router } from 'express';
+import type { Redis } from 'ioredis';
+import type { Sequelize } from 'sequelize';
+
+export interface ReadinessDeps {
+  db: Sequelize;
+  redis: Redis;
+  temporal: Connection;
+}
+
+const CHECK_TIMEOUT_MS = 1_500;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function check(work: () => Promise<unknown>): Promise<string> {
+  try {
+    await withTimeout(work(), CHECK_TIMEOUT_MS);
+    return 'ok';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** `/healthz`: the process is alive. `/readyz`: it can reach everything a request needs. */
+export function healthRoutes(router: Router, deps: ReadinessDeps): void {
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  router.get('/readyz', async (_req, res) => {
+    const [postgres, redis, temporal] = await Promise.all([
+      check(() => deps.db.query('SELECT 1')),
+      check(() => deps.redis.ping()),
+      check(() => deps.temporal.workflowService.getSystemInfo({})),
+    ]);
+    const checks = { postgres, redis, temporal };
+    const ready = Object.values(checks).every((state) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks });
+  });
+}

@@ -1,0 +1,71 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, type ErrorCode, isAppError, type ValidationIssues } from '../../core/errors';
+
+/** The one place that maps an error code to an HTTP status. */
+export function statusFor(code: ErrorCode): number {
+  switch (code) {
+    case 'validation_error':
+      return 422;
+    case 'invalid_json':
+      return 400;
+    case 'payload_too_large':
+      return 413;
+    case 'unauthorized':
+      return 401;
+    case 'forbidden':
+      return 403;
+    case 'not_found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'rate_limit_exceeded':
+      return 429;
+    case 'quota_exceeded':
+      return 402;
+    case 'service_unavailable':
+      return 503;
+    case 'internal_error':
+      return 500;
+  }
+}
+
+/** The spec's error bodies: most are `{ error, message }`; validation, scope and rate limit have their own. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  switch (error.code) {
+    case 'validation_error':
+      return { error: error.details.issues as ValidationIssues };
+    case 'forbidden':
+      return { error: 'forbidden', need: error.details.need };
+    case 'rate_limit_exceeded':
+      return { error: 'rate_limit_exceeded', limit: error.details.limit, retryAfter: error.details.retryAfter };
+    default:
+      return { error: error.code, message: error.message, ...error.details };
+  }
+}
+
+/** body-parser reports its own failures with a `type`; they become the decisions' 400 and 413. */
+function fromBodyParser(err: unknown): AppError | null {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (type === 'entity.parse.failed') return new AppError('invalid_json', 'The request body is not valid JSON');
+  if (type === 'entity.too.large') return new AppError('payload_too_large', 'The request body is too large');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new AppError('invalid_json', 'The request body encoding is not supported');
+  }
+  return null;
+}
+
+export const renderErrors: ErrorRequestHandler = (err, req, res, next) => {
+  if (res.headersSent) return next(err);
+  const known = isAppError(err) ? err : fromBodyParser(err);
+  if (known) {
+    res.status(statusFor(known.code)).json(errorBody(known));
+    return;
+  }
+  // Unknown errors never leak their message; the request id ties the 500 to the logged cause.
+  req.log.error({ err }, 'unhandled error');
+  res.status(500).json({ error: 'internal_error', message: 'Internal error', requestId: req.id });
+};
+
+export const notFoundRoute: RequestHandler = (req, _res, next) => {
+  next(new AppError('not_found', `No route for ${req.method} ${req.path}`));
+};

@@ -1,0 +1,30 @@
+import type { RequestHandler } from 'express';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export interface HttpMetrics {
+  registry: Registry;
+  observe: RequestHandler;
+}
+
+/** A registry per app (not the global one), so several apps in one process (tests) do not collide. */
+export function createHttpMetrics(): HttpMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const observe: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      // The route pattern, not the raw path, keeps the label set small (ids never become labels).
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  };
+  return { registry, observe };
+}

@@ -1,0 +1,167 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { Request, RequestHandler, Router } from 'express';
+import { z } from 'zod';
+import { AppError } from '../../core/errors';
+import { grantsAny, type Scope } from '../../core/scopes';
+import { type Principal, principalOf } from './auth';
+import { ErrorSchema, ValidationErrorSchema } from './openapi';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Who may call a route: holders of one of these scopes, or any valid key (GET /usage). */
+export type Access = Scope | readonly Scope[] | 'any-key';
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown): Reply => ({ status: 201, body });
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  req: Request;
+}
+
+type Schema = z.ZodType;
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+export interface RouteDefinition<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  summary: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Documented responses; the first success entry is the normal outcome. */
+  responses: Record<number, { description: string; schema?: Schema }>;
+  handle: (input: HandlerInput<Infer<P>, Infer<Q>, Infer<B>>) => Promise<Reply>;
+}
+
+/** Error responses every authenticated route can give, documented once. */
+const COMMON_ERRORS: Record<number, string> = {
+  401: 'Missing, invalid or revoked API key',
+  403: 'The key lacks the required scope',
+  429: 'Rate limit exceeded (see Retry-After)',
+};
+
+export interface RouteTableDeps {
+  router: Router;
+  registry: OpenAPIRegistry;
+  /** Authentication and rate limit, run before the scope check on every keyed route. */
+  edge: RequestHandler[];
+}
+
+/**
+ * A resource's routes, each declared on one line with its access and schemas. The same declaration
+ * mounts the Express handler chain (edge → scope → validation → handler) and documents the route.
+ */
+export class RouteTable {
+  constructor(
+    private readonly deps: RouteTableDeps,
+    private readonly tag: string,
+  ) {}
+
+  get<P extends Schema | undefined, Q extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, Q, undefined>): void {
+    this.add('get', path, access, def);
+  }
+
+  post<P extends Schema | undefined, B extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, B>): void {
+    this.add('post', path, access, def);
+  }
+
+  put<P extends Schema | undefined, B extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, B>): void {
+    this.add('put', path, access, def);
+  }
+
+  patch<P extends Schema | undefined, B extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, B>): void {
+    this.add('patch', path, access, def);
+  }
+
+  delete<P extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, undefined>): void {
+    this.add('delete', path, access, def);
+  }
+
+  private add<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined>(
+    method: Method,
+    path: string,
+    access: Access,
+    def: RouteDefinition<P, Q, B>,
+  ): void {
+    const handler: RequestHandler = async (req, res) => {
+      const input = {
+        // A malformed id cannot name an existing resource, so it is answered like an unknown one.
+        params: parseOr(def.params, req.params, () => AppError.notFound('Resource')),
+        query: parseOr(def.query, req.query, validationError),
+        body: parseOr(def.body, req.body ?? {}, validationError),
+        principal: principalOf(res),
+        req,
+      } as HandlerInput<Infer<P>, Infer<Q>, Infer<B>>;
+      const reply = await def.handle(input);
+      if (reply.body === undefined) res.status(reply.status).end();
+      else res.status(reply.status).json(reply.body);
+    };
+    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), handler);
+    this.document(method, path, access, def);
+  }
+
+  private document(method: Method, path: string, access: Access, def: RouteDefinition<Schema | undefined, Schema | undefined, Schema | undefined>): void {
+    const scopes = access === 'any-key' ? [] : ([] as Scope[]).concat(access);
+    const responses: RouteConfig['responses'] = {};
+    for (const [status, response] of Object.entries(def.responses)) {
+      responses[status] = response.schema
+        ? { description: response.description, content: { 'application/json': { schema: response.schema } } }
+        : { description: response.description };
+    }
+    for (const [status, description] of Object.entries(COMMON_ERRORS)) {
+      if (status === '403' && scopes.length === 0) continue;
+      responses[status] ??= { description, content: { 'application/json': { schema: ErrorSchema } } };
+    }
+    if (def.body || def.query) {
+      responses['422'] ??= {
+        description: 'Validation failed',
+        content: { 'application/json': { schema: ValidationErrorSchema } },
+      };
+    }
+    const scopeText = scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.';
+    this.deps.registry.registerPath({
+      method,
+      path: `/api/v1${path.replace(/:(\w+)/g, '{$1}')}`,
+      tags: [this.tag],
+      summary: def.summary,
+      description: scopeText,
+      security: [{ bearerAuth: [] }],
+      'x-scopes': scopes,
+      request: {
+        ...(def.params && { params: def.params as z.ZodObject }),
+        ...(def.query && { query: def.query as z.ZodObject }),
+        ...(def.body && { body: { content: { 'application/json': { schema: def.body } } } }),
+      },
+      responses,
+    });
+  }
+}
+
+function requireAccess(access: Access): RequestHandler {
+  if (access === 'any-key') return (_req, _res, next) => next();
+  const needed: readonly Scope[] = typeof access === 'string' ? [access] : access;
+  return (_req, res, next) => {
+    if (!grantsAny(principalOf(res).scopes, needed)) {
+      throw new AppError('forbidden', 'The API key lacks the required scope', { need: needed.join('|') });
+    }
+    next();
+  };
+}
+
+function validationError(error: z.ZodError): AppError {
+  return AppError.validation(z.flattenError(error));
+}
+
+function parseOr(schema: Schema | undefined, value: unknown, fail: (error: z.ZodError) => AppError): unknown {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw fail(parsed.error);
+  return parsed.data;
+}

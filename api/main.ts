@@ -1,0 +1,58 @@
+import { Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { loadConfig } from '../core/config';
+import { findKeyOwnerByHash } from '../db/repositories/api-keys';
+import { onKeyRevocation } from '../db/key-revocations';
+import { migrate } from '../db/migrate';
+import { createRedis, createQueueingRedis } from '../db/redis';
+import { createSequelize } from '../db/sequelize';
+import { createApp } from './app';
+import { KeyCache } from './http/auth';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' } });
+  const db = createSequelize(config.DATABASE_URL);
+  if (config.MIGRATE_ON_START) {
+    const applied = await migrate(db);
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+  }
+  const redis = createRedis(config.REDIS_URL);
+  const subscriber = createQueueingRedis(config.REDIS_URL);
+  // Lazy: the API accepts work (the database row is the point of acceptance) even while Temporal is down.
+  const temporal = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
+  onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch((err: unknown) => {
+    logger.warn({ err }, 'key revocation channel unavailable; cached keys expire by TTL');
+  });
+
+  const app = createApp({ config, logger, db, redis, temporal, keyCache });
+  const server = app.listen(config.PORT, () => {
+    logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining HTTP connections');
+    setTimeout(() => {
+      logger.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS).unref();
+    server.close(async () => {
+      await Promise.allSettled([db.close(), redis.quit(), subscriber.quit(), temporal.close()]);
+      logger.info('api stopped');
+      process.exit(0);
+    });
+    // Idle keep-alive sockets would hold close() open until they time out.
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

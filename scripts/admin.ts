@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import { issueApiKey } from '../api/api-keys/service';
+import { apiKeyView } from '../api/api-keys/views';
+import { loadConfig } from '../core/config';
+import { isPlanName } from '../core/plans';
+import { FULL_ACCESS, type Grant, isScope } from '../core/scopes';
+import { publishKeyRevocation } from '../db/key-revocations';
+import { migrate } from '../db/migrate';
+import { createQueueingRedis } from '../db/redis';
+import { findApiKeyWorkspace, listApiKeys, revokeApiKey } from '../db/repositories/api-keys';
+import { findWorkspace, insertWorkspace } from '../db/repositories/workspaces';
+import { createSequelize } from '../db/sequelize';
+
+/** Operations that need no API key: bootstrap a workspace and manage keys. Prints JSON. */
+const USAGE = `usage: npm run admin -- <command> [options]
+  workspace:create --name NAME [--plan free|starter|pro]   prints { workspaceId, apiKey } (full access)
+  key:create --workspace ID [--scopes a,b] [--name NAME]    prints { id, apiKey }
+  key:revoke --id KEY_ID                                     prints { revoked: true, id }
+  key:list --workspace ID                                    prints the workspace's active keys`;
+
+class UsageError extends Error {}
+
+function parseScopes(value: string | undefined): Grant[] {
+  if (!value) return [FULL_ACCESS];
+  const scopes = value.split(',').map((scope) => scope.trim()).filter(Boolean);
+  const unknown = scopes.filter((scope) => scope !== FULL_ACCESS && !isScope(scope));
+  if (unknown.length || scopes.length === 0) throw new UsageError(`unknown scopes: ${unknown.join(', ')}`);
+  return scopes as Grant[];
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      workspace: { type: 'string' },
+      scopes: { type: 'string' },
+      id: { type: 'string' },
+    },
+  });
+  const command = positionals[0];
+  if (!command) throw new UsageError('a command is required');
+  const config = loadConfig(process.env);
+  const db = createSequelize(config.DATABASE_URL);
+  try {
+    if (config.MIGRATE_ON_START) await migrate(db);
+    switch (command) {
+      case 'workspace:create': {
+        const plan = values.plan ?? 'free';
+        if (!isPlanName(plan)) throw new UsageError(`unknown plan ${plan}`);
+        const workspace = await insertWorkspace(db, { name: required(values.name, '--name'), plan });
+        const key = await issueApiKey(db, workspace.id, { name: 'admin', scopes: [FULL_ACCESS] });
+        return print({ workspaceId: workspace.id, apiKey: key.secret });
+      }
+      case 'key:create': {
+        const workspaceId = required(values.workspace, '--workspace');
+        if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+        const key = await issueApiKey(db, workspaceId, { name: values.name, scopes: parseScopes(values.scopes) });
+        return print({ id: key.record.id, apiKey: key.secret });
+      }
+      case 'key:revoke': {
+        const id = required(values.id, '--id');
+        const workspaceId = await findApiKeyWorkspace(db, id);
+        const hash = workspaceId ? await revokeApiKey(db, workspaceId, id) : null;
+        if (!hash) throw new UsageError(`no active key ${id}`);
+        const redis = createQueueingRedis(config.REDIS_URL);
+        await publishKeyRevocation(redis, hash);
+        await redis.quit();
+        return print({ revoked: true, id });
+      }
+      case 'key:list': {
+        const keys = await listApiKeys(db, required(values.workspace, '--workspace'));
+        return print(keys.map(apiKeyView));
+      }
+      default:
+        throw new UsageError(`unknown command ${command}`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+function print(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
+  else console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,52 @@
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { pino } from 'pino';
+import { createActivities } from '../activities';
+import { loadConfig } from '../core/config';
+import { USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
+import { createSequelize } from '../db/sequelize';
+import { usageRollupWorkflow } from '../workflows';
+import { createDefaultWorker } from './create-worker';
+import { taskQueueName } from './task-queues';
+
+/** Deployment-wide workflows that must always be running; starting one that runs is a no-op. */
+async function ensureSingletons(client: Client, taskQueuePrefix: string): Promise<void> {
+  try {
+    await client.workflow.start(usageRollupWorkflow, {
+      workflowId: USAGE_ROLLUP_WORKFLOW_ID,
+      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+      args: [{}],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' } });
+  const db = createSequelize(config.DATABASE_URL);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({
+    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
+  await ensureSingletons(client, config.TASK_QUEUE_PREFIX);
+
+  const worker = await createDefaultWorker({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    activities: createActivities({ db }),
+  });
+  logger.info({ taskQueue: taskQueueName(config.TASK_QUEUE_PREFIX, 'default') }, 'worker running');
+  // The SDK's runtime stops the worker on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
+  await worker.run();
+  await Promise.allSettled([db.close(), connection.close(), client.connection.close()]);
+  logger.info('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

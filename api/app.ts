@@ -59,10 +59,10 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = Router();
-  api.use(express.json({ limit: config.MAX_BODY_BYTES }));
   const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
   const registry = createOpenApiRegistry();
-  const table = (tag: string) => new RouteTable({ router: api, registry, edge }, tag);
+  const parseBody = express.json({ limit: config.MAX_BODY_BYTES });
+  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody }, tag);
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);

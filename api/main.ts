@@ -1,13 +1,13 @@
-import { Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { loadConfig } from '../core/config';
 import { findKeyOwnerByHash } from '../db/repositories/api-keys';
 import { onKeyRevocation } from '../db/key-revocations';
 import { migrate } from '../db/migrate';
-import { createRedis, createQueueingRedis } from '../db/redis';
+import { closeRedis, createRedis, createSubscriber, redisReady } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createApp } from './app';
 import { KeyCache } from './http/auth';
+import { connectTemporalForApi } from './temporal-connection';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -18,9 +18,12 @@ async function main(): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
   }
   const redis = createRedis(config.REDIS_URL);
-  const subscriber = createQueueingRedis(config.REDIS_URL);
-  // Lazy: the API accepts work (the database row is the point of acceptance) even while Temporal is down.
-  const temporal = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const subscriber = createSubscriber(config.REDIS_URL);
+  // Serving before Redis connects would count the first requests' rate limits per process only.
+  if (!(await redisReady(redis, 5_000))) {
+    logger.warn('Redis is unreachable; rate limits count per process until it answers');
+  }
+  const temporal = connectTemporalForApi(config.TEMPORAL_ADDRESS);
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch((err: unknown) => {
     logger.warn({ err }, 'key revocation channel unavailable; cached keys expire by TTL');
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS).unref();
     server.close(async () => {
-      await Promise.allSettled([db.close(), redis.quit(), subscriber.quit(), temporal.close()]);
+      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close()]);
       logger.info('api stopped');
       process.exit(0);
     });

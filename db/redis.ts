@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
+
+const reconnect = (attempt: number) => Math.min(attempt * 200, 2_000);
 
 /**
  * Redis holds hot counters and caches, never the only copy of anything. Commands fail fast instead of
@@ -10,14 +13,28 @@ export function createRedis(url: string): Redis {
     maxRetriesPerRequest: 1,
     commandTimeout: 500,
     connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    retryStrategy: reconnect,
   });
 }
 
-/**
- * A connection that queues commands until it is connected: for SUBSCRIBE (which cannot share a
- * connection with ordinary commands) and for short-lived scripts that publish once and exit.
- */
-export function createQueueingRedis(url: string): Redis {
-  return new Redis(url, { connectTimeout: 2_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000) });
+/** A connection for SUBSCRIBE, which cannot share a connection with ordinary commands. */
+export function createSubscriber(url: string): Redis {
+  return new Redis(url, { connectTimeout: 2_000, retryStrategy: reconnect });
+}
+
+/** Waits for the connection, at most `timeoutMs`; false when Redis did not answer in time. */
+export async function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  try {
+    await once(redis, 'ready', { signal: AbortSignal.timeout(timeoutMs) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** QUIT waits for a connection that may never come; an unconnected client is simply dropped. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+  else redis.disconnect();
 }

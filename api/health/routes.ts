@@ -38,7 +38,10 @@ export function healthRoutes(router: Router, deps: ReadinessDeps): void {
     const [postgres, redis, temporal] = await Promise.all([
       check(() => deps.db.query('SELECT 1')),
       check(() => deps.redis.ping()),
-      check(() => deps.temporal.workflowService.getSystemInfo({})),
+      // A gRPC deadline, not just a race: it also stops the client's own retries of the call.
+      check(() =>
+        deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({})),
+      ),
     ]);
     const checks = { postgres, redis, temporal };
     const ready = Object.values(checks).every((state) => state === 'ok');

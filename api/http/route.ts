@@ -52,6 +52,8 @@ export interface RouteTableDeps {
   registry: OpenAPIRegistry;
   /** Authentication and rate limit, run before the scope check on every keyed route. */
   edge: RequestHandler[];
+  /** Parses JSON bodies; runs after the scope check, so unauthenticated callers never cost a parse. */
+  parseBody: RequestHandler;
 }
 
 /**
@@ -103,7 +105,8 @@ export class RouteTable {
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     };
-    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), handler);
+    const parse = def.body ? [this.deps.parseBody] : [];
+    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), ...parse, handler);
     this.document(method, path, access, def);
   }
 

@@ -14,6 +14,10 @@ if [[ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]]; then
   exit 0
 fi
 
+for tool in java mvn; do
+  command -v "$tool" >/dev/null || { echo "temporal-test-server: '$tool' not found (need JDK 17+ and Maven)" >&2; exit 1; }
+done
+
 SELF="${BASH_SOURCE[0]}"
 POM="$(cd "$(dirname "$SELF")" && pwd)/temporal-test-server/pom.xml"
 TOOLS_DIR="${TOOLS_DIR:-$PWD/.tools}"
@@ -64,7 +68,7 @@ for _ in $(seq 300); do # up to 30 s on a slow machine
     # Serve a couple of gRPC calls too, so the request path (HTTP/2, protobuf) is archived.
     for m in grpc.health.v1.Health/Check temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo; do
       printf '\0\0\0\0\0' | curl -sf --http2-prior-knowledge -H 'content-type: application/grpc' \
-        -H 'te: trailers' --data-binary @- -o /dev/null "http://127.0.0.1:$port/$m" || true
+        -H 'te: trailers' --data-binary @- -o /dev/null "http://127.0.0.1:$port/$m" 2>/dev/null || true # curl is optional
     done
     break
   fi
@@ -75,7 +79,7 @@ wait "$pid" || true # exits with 143 on SIGTERM
 
 SHARE_OPT=""
 if [[ -s "$JSA" ]]; then
-  SHARE_OPT="-XX:SharedArchiveFile=$JSA"
+  SHARE_OPT="\"-XX:SharedArchiveFile=$JSA\""
 else
   echo "temporal-test-server: CDS archive not created (see $DEST/cds-training.log); continuing without it" >&2
 fi

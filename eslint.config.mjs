@@ -1,0 +1,71 @@
+// Lint rules, including the dependency rules of DESIGN.md: each folder may import only what its layer allows.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const io = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:https', 'node:dns', 'node:child_process', 'fs', 'net', 'http', 'https', 'dns', 'child_process'];
+const layer = (name) => [`**/${name}`, `**/${name}/**`, `../${name}`, `../${name}/**`];
+const forbid = (message, ...groups) => ({ group: groups.flat(), message });
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: io,
+        patterns: [forbid('core/ is pure: no I/O, no framework, no other layer.',
+          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'),
+          ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*', 'pino', '@aws-sdk/*'])],
+      }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          forbid('Workflows are deterministic: only core/, @temporalio/workflow and type imports of activities/.',
+            layer('api'), layer('db'), layer('workers'), ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity']),
+          { ...forbid('Workflows see activities only through `import type`.', layer('activities')), allowTypeImports: true },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('Activities never import the API, the workers or workflow code.', layer('api'), layer('workers'), ['@temporalio/workflow'])],
+      }],
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('The API starts workflows; it never calls activities or worker code.', layer('activities'), layer('workers'))],
+      }],
+    },
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*'])],
+      }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

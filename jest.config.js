@@ -1,0 +1,20 @@
+/** Three projects: pure unit tests, time-skipping workflow tests, and integration tests on real services. */
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
+};
+const project = (name, extra = {}) => ({
+  displayName: name,
+  testEnvironment: 'node',
+  transform,
+  testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
+  ...extra,
+});
+
+module.exports = {
+  projects: [
+    project('unit'),
+    project('workflows', { slowTestThreshold: 30 }),
+    project('integration', { slowTestThreshold: 30 }),
+  ],
+  testTimeout: 60_000,
+};

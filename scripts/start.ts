@@ -1,0 +1,109 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Connection } from '@temporalio/client';
+import { loadConfig } from '../core/config';
+import { devServerArgs, temporalCliPath } from './temporal-cli';
+
+/**
+ * `npm start`: the local stack in one terminal. Starts PostgreSQL and Redis (project-local), the
+ * Temporal dev server unless one already answers at TEMPORAL_ADDRESS, runs migrations, then the API
+ * and the worker. Ctrl-C stops everything this script started.
+ */
+const root = resolve(__dirname, '..');
+const config = loadConfig(process.env);
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function run(name: string, command: string, args: string[]): ChildProcess {
+  const child = spawn(command, args, { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => console.log(`[${name}] ${line}`));
+  }
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
+      void stop(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+function services(action: 'start' | 'stop' | 'status'): string {
+  return execFileSync('bash', ['scripts/services.sh', action], { cwd: root, encoding: 'utf8' });
+}
+
+async function temporalAnswers(timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  do {
+    try {
+      const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: 1_000 });
+      await connection.close();
+      return true;
+    } catch {
+      await new Promise((done) => setTimeout(done, 250));
+    }
+  } while (Date.now() < deadline);
+  return false;
+}
+
+const startedServices = !services('status').includes('postgres: running');
+
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const exits = children
+    .filter((child) => child.exitCode === null && child.signalCode === null)
+    .map((child) => new Promise((done) => child.once('exit', done)));
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.race([Promise.all(exits), new Promise((done) => setTimeout(done, config.SHUTDOWN_TIMEOUT_MS))]);
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  if (startedServices) services('stop');
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  services('start');
+
+  let temporalUi = 'the Web UI of your Temporal cluster';
+  if (!(await temporalAnswers(500))) {
+    mkdirSync(resolve(root, '.data/temporal'), { recursive: true });
+    const uiPort = 8233;
+    run('temporal', temporalCliPath(process.env), devServerArgs({
+      address: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dbFile: resolve(root, '.data/temporal/dev.db'),
+      uiPort,
+    }));
+    if (!(await temporalAnswers(60_000))) throw new Error(`Temporal did not start at ${config.TEMPORAL_ADDRESS}`);
+    temporalUi = `http://localhost:${uiPort}`;
+  }
+
+  execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
+  run('api', 'tsx', ['api/main.ts']);
+  run('worker', 'tsx', ['workers/main.ts']);
+
+  const base = config.PUBLIC_BASE_URL;
+  console.log(`
+  API            ${base}/api/v1
+  API reference  ${base}/api/v1/docs   (OpenAPI: ${base}/api/v1/openapi.json)
+  Health         ${base}/readyz   Metrics: ${base}/metrics
+  Temporal UI    ${temporalUi}
+
+  Create a workspace and its first key (in another terminal):
+    npm run admin -- workspace:create --name "My company"
+  then:
+    curl ${base}/api/v1/usage -H "Authorization: Bearer <apiKey>"
+
+  Ctrl-C stops everything.
+`);
+}
+
+main().catch((err: unknown) => {
+  console.error('[start]', err instanceof Error ? err.message : err);
+  void stop(1);
+});

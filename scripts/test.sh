@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `npm test`: type check, lint, then every jest project against real services: the project-local
+# PostgreSQL and Redis (a separate database and Redis db), a throwaway in-memory Temporal dev server
+# for integration tests, and the Java time-skipping test server for workflow tests. Arguments go to jest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS_DIR="${TOOLS_DIR:-$PWD/.tools}"
+mkdir -p .data/logs
+pids=()
+services_were_running=$(bash scripts/services.sh status | grep -c 'running' || true)
+
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ "$services_were_running" = 2 ] || bash scripts/services.sh stop
+}
+trap cleanup EXIT
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() {
+  for _ in $(seq 1 600); do port_open "$1" && return; sleep 0.1; done
+  echo "$2 did not open port $1; see .data/logs" >&2; exit 1
+}
+
+bash scripts/services.sh start
+
+export NODE_ENV=test LOG_LEVEL="${LOG_LEVEL:-silent}"
+export DATABASE_URL="${TEST_DATABASE_URL:-postgres://messaging@127.0.0.1:${PG_PORT:-55432}/messaging_test}"
+export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
+export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
+export TEMPORAL_TIME_SKIPPING_ADDRESS="${TEST_TIME_SKIPPING_ADDRESS:-127.0.0.1:7245}"
+
+if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
+  temporal_cli="${TEMPORAL_CLI_PATH:-$TOOLS_DIR/bin/temporal}"
+  [ -x "$temporal_cli" ] || temporal_cli=temporal
+  args=$(tsx -e "import { devServerArgs } from './scripts/temporal-cli'; console.log(devServerArgs({ address: '$TEMPORAL_ADDRESS', namespace: 'default' }).join(' '))")
+  # shellcheck disable=SC2086 # the arguments contain no spaces by construction
+  "$temporal_cli" $args >.data/logs/temporal-test.log 2>&1 &
+  pids+=($!)
+fi
+if ! port_open "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}"; then
+  "${TEMPORAL_TEST_SERVER_PATH:-$TOOLS_DIR/bin/temporal-test-server}" "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}" >.data/logs/test-server.log 2>&1 &
+  pids+=($!)
+fi
+
+tsc --noEmit -p tsconfig.json
+eslint --max-warnings 0 .
+tsx scripts/migrate.ts >/dev/null
+wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
+wait_port "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}" "the Temporal test server"
+jest "$@"

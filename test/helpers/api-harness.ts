@@ -1,0 +1,85 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import type { Sequelize } from 'sequelize';
+import { type AppDeps, createApp } from '../../api/app';
+import { KeyCache } from '../../api/http/auth';
+import { connectTemporalForApi } from '../../api/temporal-connection';
+import { type Config, loadConfig } from '../../core/config';
+import { onKeyRevocation } from '../../db/key-revocations';
+import { findKeyOwnerByHash } from '../../db/repositories/api-keys';
+import { closeRedis, createRedis, createSubscriber, redisReady } from '../../db/redis';
+import { createSequelize } from '../../db/sequelize';
+
+export interface ApiHarness {
+  url: string;
+  config: Config;
+  db: Sequelize;
+  redis: Redis;
+  /** Sends a JSON request; `key` becomes the Bearer token. */
+  call: (method: string, path: string, options?: { key?: string; body?: unknown; raw?: string }) => Promise<ApiResponse>;
+  close: () => Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/**
+ * The real API on an ephemeral port, with the test run's Postgres, Redis and Temporal (from the
+ * environment `npm test` sets). Each test file makes its own and creates its own workspaces.
+ */
+export async function startApi(
+  overrides: Partial<Record<keyof Config, string>> = {},
+  extend?: AppDeps['extend'],
+): Promise<ApiHarness> {
+  const config = loadConfig({ ...process.env, ...overrides });
+  const db = createSequelize(config.DATABASE_URL);
+  const redis = createRedis(config.REDIS_URL);
+  const subscriber = createSubscriber(config.REDIS_URL);
+  await redisReady(redis, 1_000);
+  const temporal = connectTemporalForApi(config.TEMPORAL_ADDRESS);
+  const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
+  // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
+  void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
+  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, extend });
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const call: ApiHarness['call'] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = {};
+    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    let body: string | undefined;
+    if (options.raw !== undefined || options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = options.raw ?? JSON.stringify(options.body);
+    }
+    const response = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON (the docs page): keep the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  };
+
+  return {
+    url,
+    config,
+    db,
+    redis,
+    call,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close()]);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { type ApiHarness, startApi } from '../helpers/api-harness';
+import { createKey, createWorkspace } from '../helpers/factories';
+
+describe('rate limit: 10 requests per second per key', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api.close());
+
+  it('every response carries RateLimit-Limit, -Remaining and -Reset', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    const response = await api.call('GET', '/api/v1/usage', { key: apiKey });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('ratelimit-limit')).toBe('10');
+    expect(response.headers.get('ratelimit-remaining')).toBe('9');
+    expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('the eleventh request within a second answers 429 with Retry-After and the spec body', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    const responses = await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(10);
+    const limited = responses.find((response) => response.status === 429);
+    expect(limited?.body).toEqual({ error: 'rate_limit_exceeded', limit: 10, retryAfter: 1 });
+    expect(limited?.headers.get('retry-after')).toBe('1');
+    expect(limited?.headers.get('ratelimit-remaining')).toBe('0');
+  });
+
+  it('the limit is per key: another key of the same workspace is not limited', async () => {
+    const first = await createWorkspace(api.db);
+    await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: first.apiKey })));
+    const second = await createKey(api.db, first.workspaceId, ['keys:write']);
+    expect((await api.call('GET', '/api/v1/usage', { key: second.apiKey })).status).toBe(200);
+  });
+
+  it('the window resets: after a second the key may call again', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await api.call('GET', '/api/v1/usage', { key: apiKey })).status).toBe(200);
+  });
+});
+
+describe('rate limit while Redis is unreachable', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    // Nothing listens on port 1: every Redis command fails at once.
+    api = await startApi({ REDIS_URL: 'redis://127.0.0.1:1/0' });
+  });
+  afterAll(() => api.close());
+
+  it('requests are answered promptly and still limited per process', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    const started = Date.now();
+    const responses = await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(responses.filter((response) => response.status === 200)).toHaveLength(10);
+    expect(responses.filter((response) => response.status === 429)).toHaveLength(1);
+  });
+});

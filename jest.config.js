@@ -13,8 +13,8 @@ const project = (name, extra = {}) => ({
 module.exports = {
   projects: [
     project('unit'),
-    project('workflows', { slowTestThreshold: 30 }),
-    project('integration', { slowTestThreshold: 30 }),
+    project('workflows', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
+    project('integration', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
   ],
   testTimeout: 60_000,
 };

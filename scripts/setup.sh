@@ -25,7 +25,10 @@ apt_install() {
 lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ "$(cat node_modules/.setup-lock-hash 2>/dev/null)" != "$lock_hash" ]; then
   say "installing npm dependencies"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install`, not `npm ci`: npm 11 writes only this platform's optional native packages into the
+  # lock and then `npm ci` rejects that same lock as out of sync. Against the committed lock, install
+  # resolves the same versions and leaves the lock untouched.
+  npm install --no-audit --no-fund --loglevel=error
   echo "$lock_hash" > node_modules/.setup-lock-hash
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: type check, lint, then every jest project against real services: the project-local
-# PostgreSQL and Redis (a separate database and Redis db), a throwaway in-memory Temporal dev server
-# for integration tests, and the Java time-skipping test server for workflow tests. Arguments go to jest.
+# PostgreSQL and Redis (a separate database and Redis db) and a throwaway in-memory Temporal dev server
+# for integration tests. Workflow test files each start their own Java time-skipping test server (see
+# test/helpers/time-skipping.ts). Arguments go to jest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS_DIR="${TOOLS_DIR:-$PWD/.tools}"
@@ -28,7 +29,6 @@ export NODE_ENV=test LOG_LEVEL="${LOG_LEVEL:-silent}"
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://messaging@127.0.0.1:${PG_PORT:-55432}/messaging_test}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
 export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
-export TEMPORAL_TIME_SKIPPING_ADDRESS="${TEST_TIME_SKIPPING_ADDRESS:-127.0.0.1:7245}"
 
 if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
   temporal_cli="${TEMPORAL_CLI_PATH:-$TOOLS_DIR/bin/temporal}"
@@ -38,14 +38,16 @@ if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
   "$temporal_cli" $args >.data/logs/temporal-test.log 2>&1 &
   pids+=($!)
 fi
-if ! port_open "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}"; then
-  "${TEMPORAL_TEST_SERVER_PATH:-$TOOLS_DIR/bin/temporal-test-server}" "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}" >.data/logs/test-server.log 2>&1 &
-  pids+=($!)
-fi
 
 tsc --noEmit -p tsconfig.json
 eslint --max-warnings 0 .
 tsx scripts/migrate.ts >/dev/null
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
-wait_port "${TEMPORAL_TIME_SKIPPING_ADDRESS##*:}" "the Temporal test server"
-jest "$@"
+status=0
+jest --json --outputFile=.data/logs/jest-results.json "$@" || status=$?
+# A plain closing line that any CI reads, whatever the runner.
+node -e '
+  const r = require("./.data/logs/jest-results.json");
+  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' 2>/dev/null || true
+exit "$status"

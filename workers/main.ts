@@ -1,6 +1,6 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { createActivities } from '../activities';
 import { loadConfig } from '../core/config';
 import { USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
@@ -22,11 +22,25 @@ async function ensureSingletons(client: Client, taskQueuePrefix: string): Promis
   }
 }
 
+/** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
+async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      return await NativeConnection.connect({ address });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      logger.warn({ address }, 'Temporal not reachable yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' } });
   const db = createSequelize(config.DATABASE_URL);
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await connectWithRetry(config.TEMPORAL_ADDRESS, logger);
   const client = new Client({
     connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
     namespace: config.TEMPORAL_NAMESPACE,

@@ -31,9 +31,35 @@ export const configSchema = z.object({
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+
+  // Deployment settings every instance understands (decisions.md).
+  EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),
+  SMTP_URL: z.string().min(1).default('smtp://127.0.0.1:1025'),
+  /** The AWS SDK reads these itself; they are listed so that a bad value fails at start. */
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  AWS_ENDPOINT_URL: z.url().optional(),
+  S3_BUCKET: z.string().min(3).default('messaging-local'),
+  /** `host:port` list used for domain verification; empty means the system resolver. */
+  DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((server) => server.trim()).filter(Boolean)),
+  INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
+  /**
+   * Encrypts secrets at rest (DKIM private keys, provider credentials): 32 bytes, base64 or hex. The
+   * development default is public and refused in production.
+   */
+  MASTER_KEY: z.string().min(32).optional(),
 });
 
-export type Config = z.infer<typeof configSchema> & { MIGRATE_ON_START: boolean };
+export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {
+  MIGRATE_ON_START: boolean;
+  MASTER_KEY: string;
+};
+
+/** Only for development and tests; production must set its own (loadConfig refuses this one there). */
+const DEVELOPMENT_MASTER_KEY = 'ZGV2ZWxvcG1lbnQtb25seS1tYXN0ZXIta2V5LTMyYnk=';
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // Empty strings mean "not set", as in a docker-compose file with `VAR=`.
@@ -44,5 +70,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const config = parsed.data;
-  return { ...config, MIGRATE_ON_START: config.MIGRATE_ON_START ?? config.NODE_ENV !== 'production' };
+  const production = config.NODE_ENV === 'production';
+  if (production && !config.MASTER_KEY) throw new Error('Invalid configuration:\n  MASTER_KEY: required in production');
+  return {
+    ...config,
+    MIGRATE_ON_START: config.MIGRATE_ON_START ?? !production,
+    MASTER_KEY: config.MASTER_KEY ?? DEVELOPMENT_MASTER_KEY,
+  };
 }

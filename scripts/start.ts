@@ -83,6 +83,17 @@ async function main(): Promise<void> {
     temporalUi = `http://localhost:${uiPort}`;
   }
 
+  // Without a real AWS endpoint configured, S3 (attachments) and SES go to the local stand-in.
+  if (!process.env.AWS_ENDPOINT_URL && !process.env.AWS_ACCESS_KEY_ID) {
+    const port = 5055;
+    run('aws', resolve(root, '.tools/bin/moto-server'), ['-H', '127.0.0.1', '-p', String(port)]);
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+  }
+
   execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
   run('api', 'tsx', ['api/main.ts']);
   run('worker', 'tsx', ['workers/main.ts']);

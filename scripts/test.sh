@@ -29,6 +29,10 @@ export NODE_ENV=test LOG_LEVEL="${LOG_LEVEL:-silent}"
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://messaging@127.0.0.1:${PG_PORT:-55432}/messaging_test}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
 export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
+# The AWS stand-in (moto) for S3, SES and SNS; each test uses its own bucket or identities.
+export AWS_ENDPOINT_URL="${TEST_AWS_ENDPOINT_URL:-http://127.0.0.1:5056}" AWS_REGION=us-east-1
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test S3_BUCKET=messaging-test
+moto_port="${AWS_ENDPOINT_URL##*:}"
 
 if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
   temporal_cli="${TEMPORAL_CLI_PATH:-$TOOLS_DIR/bin/temporal}"
@@ -38,11 +42,16 @@ if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
   "$temporal_cli" $args >.data/logs/temporal-test.log 2>&1 &
   pids+=($!)
 fi
+if ! port_open "$moto_port"; then
+  "$TOOLS_DIR/bin/moto-server" -H 127.0.0.1 -p "$moto_port" >.data/logs/moto-test.log 2>&1 &
+  pids+=($!)
+fi
 
 tsc --noEmit -p tsconfig.json
 eslint --max-warnings 0 .
 tsx scripts/migrate.ts >/dev/null
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
+wait_port "$moto_port" "the AWS stand-in"
 status=0
 jest --json --outputFile=.data/logs/jest-results.json "$@" || status=$?
 # A plain closing line that any CI reads, whatever the runner.

@@ -1,5 +1,5 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { createActivities } from '../activities';
 import { loadConfig } from '../core/config';
@@ -39,6 +39,9 @@ async function connectWithRetry(address: string, logger: Logger): Promise<Native
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' } });
+  // The SDK logs the workflow bundler's output and every worker state change at INFO: noise in production.
+  const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
+  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
   const db = createSequelize(config.DATABASE_URL);
   const connection = await connectWithRetry(config.TEMPORAL_ADDRESS, logger);
   const client = new Client({

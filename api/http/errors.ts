@@ -17,7 +17,18 @@ export function statusFor(code: ErrorCode): number {
     case 'not_found':
       return 404;
     case 'conflict':
+    case 'suppressed':
+    case 'ambiguous_identities':
       return 409;
+    case 'domain_not_verified':
+      return 403;
+    case 'template_not_found':
+    case 'template_invalid':
+    case 'too_many_recipients':
+    case 'attachment_rejected':
+    case 'confirmation_required':
+    case 'confirmation_invalid':
+      return 422;
     case 'rate_limit_exceeded':
       return 429;
     case 'quota_exceeded':

@@ -21,7 +21,17 @@ describe('configuration', () => {
   });
 
   it('production does not migrate on start unless asked', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).MIGRATE_ON_START).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: 'k'.repeat(44) }).MIGRATE_ON_START).toBe(false);
+  });
+
+  it('production refuses to start without its own master key; development has a public one', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/MASTER_KEY/);
+    expect(loadConfig({}).MASTER_KEY.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('reads the DNS servers as a list', () => {
+    expect(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2:53' }).DNS_SERVERS).toEqual(['127.0.0.1:5353', '10.0.0.2:53']);
+    expect(loadConfig({}).DNS_SERVERS).toEqual([]);
   });
 
   it('names every invalid variable in one error', () => {

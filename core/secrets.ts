@@ -1,0 +1,32 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Secrets at rest (DKIM private keys, provider credentials) are sealed with AES-256-GCM under the
+ * deployment's MASTER_KEY. The version prefix leaves room to rotate the scheme or the key later.
+ */
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** MASTER_KEY is 32 bytes given as base64 or hex. */
+export function parseMasterKey(value: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  if (key.length !== 32) throw new Error('MASTER_KEY must be 32 bytes, as base64 or hex');
+  return key;
+}
+
+export function sealSecret(masterKey: Buffer, plaintext: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64')}`;
+}
+
+export function openSecret(masterKey: Buffer, sealed: string): string {
+  const [version, payload] = sealed.split(':', 2);
+  if (version !== VERSION || !payload) throw new Error('Unknown sealed secret format');
+  const bytes = Buffer.from(payload, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', masterKey, bytes.subarray(0, IV_BYTES));
+  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+}

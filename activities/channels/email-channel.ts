@@ -1,0 +1,45 @@
+import type { Mailbox } from '../../core/addresses';
+
+/** An email ready to leave: rendered content, resolved attachments, and the headers the send decided. */
+export interface OutboundEmail {
+  /** Our message id: the provider idempotency key and the left part of the Message-ID header. */
+  messageId: string;
+  from: Mailbox;
+  to: Mailbox[];
+  cc: Mailbox[];
+  bcc: Mailbox[];
+  replyTo: Mailbox[];
+  subject: string;
+  html?: string;
+  text?: string;
+  headers: Record<string, string>;
+  attachments: OutboundAttachment[];
+}
+
+export interface OutboundAttachment {
+  filename: string;
+  contentType: string;
+  content: Buffer;
+  /** Present for inline parts referenced from the HTML as cid:<contentId>. */
+  contentId?: string;
+}
+
+export interface SendReceipt {
+  provider: string;
+  providerMessageId: string;
+}
+
+/** One adapter per provider (novu's shape): send, and, where the provider calls back, parse events. */
+export interface EmailChannel {
+  readonly provider: string;
+  send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt>;
+  close(): Promise<void>;
+}
+
+/** A provider refusal that retrying cannot fix (a 5xx from SMTP, a rejected message at SES). */
+export class PermanentSendError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentSendError';
+  }
+}

@@ -1,0 +1,36 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import { type EmailChannel, type OutboundEmail, PermanentSendError, type SendReceipt } from './email-channel';
+import { envelopeRecipients } from './mime';
+
+interface SmtpError extends Error {
+  responseCode?: number;
+}
+
+/**
+ * Any SMTP relay (locally: the mail catcher). SMTP has no idempotency key, so the message id travels in
+ * the Message-ID header and the send activity skips messages that already have a provider id.
+ */
+export function createSmtpChannel(url: string): EmailChannel {
+  // A pool keeps connections open between sends instead of a TLS handshake per message.
+  const transport: Transporter = nodemailer.createTransport({ url, pool: true, maxConnections: 5 });
+  return {
+    provider: 'smtp',
+    async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
+      try {
+        const info = await transport.sendMail({
+          envelope: { from: email.from.address, to: envelopeRecipients(email) },
+          raw,
+        });
+        return { provider: 'smtp', providerMessageId: String(info.messageId ?? email.messageId) };
+      } catch (error) {
+        const code = (error as SmtpError).responseCode;
+        // 5xx is the server's final answer; 4xx and connection errors are worth another try.
+        if (code !== undefined && code >= 500) throw new PermanentSendError(`SMTP ${code}: ${(error as Error).message}`);
+        throw error;
+      }
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}

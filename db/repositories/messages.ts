@@ -1,0 +1,276 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+
+export type MessageKind = 'transactional' | 'campaign' | 'automation';
+export type MessageStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'canceled';
+
+export interface DroppedRecipient {
+  address: string;
+  reason: string;
+}
+
+export interface NewMessage {
+  id: string;
+  kind: MessageKind;
+  channel: string;
+  idempotencyKey: string;
+  requestHash: string;
+  fromAddress: string | null;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string | null;
+  content: Record<string, unknown>;
+  templateId: string | null;
+  campaignId?: string | null;
+  enrollmentId?: string | null;
+  contactId?: string | null;
+  quotaUnits: number;
+  quotaPeriod: string;
+  droppedRecipients: DroppedRecipient[];
+}
+
+export interface Engagement {
+  opensHuman: number;
+  opensMachine: number;
+  clicks: number;
+  contentClicks: number;
+  lastLinkUrl: string | null;
+  lastLinkRole: string | null;
+  unsubscribed: boolean;
+  bounced: boolean;
+  lastEventAt: Date | null;
+}
+
+export interface Message extends Omit<NewMessage, 'campaignId' | 'enrollmentId' | 'contactId'> {
+  workspaceId: string;
+  status: MessageStatus;
+  campaignId: string | null;
+  enrollmentId: string | null;
+  contactId: string | null;
+  templateVersionId: string | null;
+  provider: string | null;
+  providerMessageId: string | null;
+  engagement: Engagement;
+  createdAt: Date;
+  dispatchedAt: Date | null;
+}
+
+export interface MessageRow {
+  id: string;
+  workspace_id: string;
+  kind: MessageKind;
+  channel: string;
+  status: MessageStatus;
+  idempotency_key: string;
+  request_hash: string;
+  from_address: string | null;
+  to_addresses: string[];
+  cc_addresses: string[];
+  bcc_addresses: string[];
+  subject: string | null;
+  content: Record<string, unknown>;
+  template_id: string | null;
+  template_version_id: string | null;
+  campaign_id: string | null;
+  enrollment_id: string | null;
+  contact_id: string | null;
+  quota_units: number;
+  quota_period: string;
+  dropped_recipients: DroppedRecipient[];
+  provider: string | null;
+  provider_message_id: string | null;
+  opens_human: number;
+  opens_machine: number;
+  clicks: number;
+  content_clicks: number;
+  last_link_url: string | null;
+  last_link_role: string | null;
+  unsubscribed: boolean;
+  bounced: boolean;
+  last_event_at: Date | null;
+  created_at: Date;
+  dispatched_at: Date | null;
+}
+
+export function toMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    kind: row.kind,
+    channel: row.channel,
+    status: row.status,
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    fromAddress: row.from_address,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    bcc: row.bcc_addresses,
+    subject: row.subject,
+    content: row.content,
+    templateId: row.template_id,
+    templateVersionId: row.template_version_id,
+    campaignId: row.campaign_id,
+    enrollmentId: row.enrollment_id,
+    contactId: row.contact_id,
+    quotaUnits: row.quota_units,
+    quotaPeriod: row.quota_period,
+    droppedRecipients: row.dropped_recipients,
+    provider: row.provider,
+    providerMessageId: row.provider_message_id,
+    engagement: {
+      opensHuman: row.opens_human,
+      opensMachine: row.opens_machine,
+      clicks: row.clicks,
+      contentClicks: row.content_clicks,
+      lastLinkUrl: row.last_link_url,
+      lastLinkRole: row.last_link_role,
+      unsubscribed: row.unsubscribed,
+      bounced: row.bounced,
+      lastEventAt: row.last_event_at,
+    },
+    createdAt: row.created_at,
+    dispatchedAt: row.dispatched_at,
+  };
+}
+
+export interface AcceptedKey {
+  id: string;
+  requestHash: string;
+}
+
+/** The message already accepted under this idempotency key, if any. */
+export async function findByIdempotencyKey(db: Sequelize, workspaceId: string, key: string): Promise<AcceptedKey | null> {
+  const rows = await db.query<{ id: string; request_hash: string }>(
+    'SELECT id, request_hash FROM messages WHERE workspace_id = $1 AND idempotency_key = $2',
+    { bind: [workspaceId, key], type: QueryTypes.SELECT },
+  );
+  return rows[0] ? { id: rows[0].id, requestHash: rows[0].request_hash } : null;
+}
+
+/**
+ * Inserts the message unless its idempotency key was taken meanwhile (a concurrent repeat). Returns
+ * true when this call inserted it; the caller then owns the quota it reserved in the same transaction.
+ */
+export async function insertMessage(db: Sequelize, workspaceId: string, message: NewMessage, transaction?: Transaction): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    `INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address,
+       to_addresses, cc_addresses, bcc_addresses, subject, content, template_id, campaign_id, enrollment_id,
+       contact_id, quota_units, quota_period, dropped_recipients)
+     VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+     ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
+     RETURNING id`,
+    {
+      bind: [
+        message.id, workspaceId, message.kind, message.channel, message.idempotencyKey, message.requestHash,
+        message.fromAddress, message.to, message.cc, message.bcc, message.subject, JSON.stringify(message.content),
+        message.templateId, message.campaignId ?? null, message.enrollmentId ?? null, message.contactId ?? null,
+        message.quotaUnits, message.quotaPeriod, JSON.stringify(message.droppedRecipients),
+      ],
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
+  return rows.length === 1;
+}
+
+export async function findMessage(db: Sequelize, workspaceId: string, messageId: string): Promise<Message | null> {
+  const rows = await db.query<MessageRow>('SELECT * FROM messages WHERE workspace_id = $1 AND id = $2', {
+    bind: [workspaceId, messageId],
+    type: QueryTypes.SELECT,
+  });
+  return rows[0] ? toMessage(rows[0]) : null;
+}
+
+export async function markDispatched(db: Sequelize, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await db.query('UPDATE messages SET dispatched_at = now() WHERE id = ANY($1::uuid[]) AND dispatched_at IS NULL', {
+    bind: [messageIds],
+  });
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html?: string;
+  text?: string;
+  headers: Record<string, string>;
+  templateVersionId: string | null;
+}
+
+export async function saveRendered(db: Sequelize, workspaceId: string, messageId: string, rendered: RenderedEmail): Promise<void> {
+  await db.query(
+    `UPDATE messages SET rendered = $3, template_version_id = $4, updated_at = now()
+     WHERE workspace_id = $1 AND id = $2`,
+    { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId] },
+  );
+}
+
+export async function loadRendered(db: Sequelize, workspaceId: string, messageId: string): Promise<RenderedEmail | null> {
+  const rows = await db.query<{ rendered: RenderedEmail | null }>(
+    'SELECT rendered FROM messages WHERE workspace_id = $1 AND id = $2',
+    { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
+  );
+  return rows[0]?.rendered ?? null;
+}
+
+/** Moves a message only forward from the statuses given, so a late or repeated step cannot undo a later one. */
+export async function moveStatus(
+  db: Sequelize,
+  workspaceId: string,
+  messageId: string,
+  from: readonly MessageStatus[],
+  to: MessageStatus,
+  transaction?: Transaction,
+): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE messages SET status = $4, updated_at = now()
+     WHERE workspace_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING id`,
+    { bind: [workspaceId, messageId, from, to], type: QueryTypes.SELECT, transaction },
+  );
+  return rows.length === 1;
+}
+
+export interface NewMessageEvent {
+  type: string;
+  classification?: string | null;
+  reason?: string | null;
+  bounceType?: string | null;
+  providerEventId?: string | null;
+  data?: Record<string, unknown>;
+  at?: Date;
+}
+
+/** Stores an event once (a redelivered provider notification has the same provider event id). */
+export async function insertMessageEvent(
+  db: Sequelize,
+  workspaceId: string,
+  messageId: string,
+  event: NewMessageEvent,
+  transaction?: Transaction,
+): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    `INSERT INTO message_events (id, workspace_id, message_id, type, classification, reason, bounce_type, provider_event_id, data, created_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()))
+     ON CONFLICT (message_id, provider_event_id) DO NOTHING RETURNING id`,
+    {
+      bind: [
+        workspaceId, messageId, event.type, event.classification ?? null, event.reason ?? null, event.bounceType ?? null,
+        event.providerEventId ?? null, JSON.stringify(event.data ?? {}), event.at ?? null,
+      ],
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
+  return rows.length === 1;
+}
+
+/** Records the provider's acceptance: status sent, its id, and the `sent` event, in one transaction. */
+export async function recordSent(db: Sequelize, workspaceId: string, messageId: string, provider: string, providerMessageId: string): Promise<void> {
+  await db.transaction(async (transaction) => {
+    await db.query(
+      `UPDATE messages SET status = 'sent', provider = $3, provider_message_id = $4, updated_at = now()
+       WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending')`,
+      { bind: [workspaceId, messageId, provider, providerMessageId], transaction },
+    );
+    await insertMessageEvent(db, workspaceId, messageId, { type: 'sent', providerEventId: `sent:${providerMessageId}` }, transaction);
+  });
+}

@@ -54,7 +54,9 @@ describe('the SMTP provider', () => {
     expect(parsed.headers.get('x-entity-ref-id')).toBe('ref-1');
     expect(parsed.html).toContain('cid:logo');
     expect(parsed.text?.trim()).toBe('Hello');
-    expect(parsed.attachments.map((a) => [a.filename, a.contentType, a.contentDisposition, a.cid ?? null])).toEqual([
+    // Inline parts sit in multipart/related ahead of the attachments, so compare without order.
+    const parts = parsed.attachments.map((a) => [a.filename, a.contentType, a.contentDisposition, a.cid ?? null]);
+    expect(parts.sort()).toEqual([
       ['invoice.pdf', 'application/pdf', 'attachment', null],
       ['logo.png', 'image/png', 'inline', 'logo'],
     ]);

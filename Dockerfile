@@ -7,6 +7,7 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY core ./core
 COPY api ./api
 COPY db ./db
+COPY services ./services
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers

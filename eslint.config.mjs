@@ -22,7 +22,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         paths: io,
         patterns: [forbid('core/ is pure: no I/O, no framework, no other layer.',
-          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'),
+          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'), layer('services'),
           ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*', 'pino', '@aws-sdk/*'])],
       }],
     },
@@ -33,7 +33,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [
           forbid('Workflows are deterministic: only core/, @temporalio/workflow and type imports of activities/.',
-            layer('api'), layer('db'), layer('workers'), ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity']),
+            layer('api'), layer('db'), layer('workers'), layer('services'), ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity']),
           { ...forbid('Workflows see activities only through `import type`.', layer('activities')), allowTypeImports: true },
         ],
       }],
@@ -59,7 +59,18 @@ export default tseslint.config(
     files: ['db/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*'])],
+        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), ['@temporalio/*'])],
+      }],
+    },
+  },
+  {
+    // Side effects that both the API (when a send is accepted) and activities (when it is sent) need,
+    // beyond storage: attachment sources and the SSRF-safe fetcher. Built on core/ and db/ only.
+    files: ['services/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('services/ builds on core/ and db/; never on the API, activities, workflows or workers.',
+          layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*', 'express'])],
       }],
     },
   },

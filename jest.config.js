@@ -7,6 +7,9 @@ const project = (name, extra = {}) => ({
   testEnvironment: 'node',
   transform,
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
+  // marked ships only ESM, which Node 24 requires natively but jest (without --experimental-vm-modules)
+  // cannot; its UMD build is the same code in a form jest loads.
+  moduleNameMapper: { '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js' },
   ...extra,
 });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { Connection } from '@temporalio/client';
 import express, { type Express, type RequestHandler, Router } from 'express';
 import type { Redis } from 'ioredis';
@@ -7,8 +8,25 @@ import { pinoHttp } from 'pino-http';
 import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../core/config';
+import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
+import { findDomainByName } from '../db/repositories/domains';
+import { findSuppressed, suppressAddresses } from '../db/repositories/suppressions';
+import { findTemplateByIdOrName } from '../db/repositories/templates';
+import { createAttachmentSources } from '../services/attachment-sources';
+import { callbackRoutes } from './callbacks/routes';
+import { createSendDispatcher } from './emails/dispatch';
+import { emailRoutes } from './emails/routes';
+import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
 import { createApiKeyService } from './api-keys/service';
+import { attachmentRoutes } from './attachments/routes';
+import { createAttachmentService } from './attachments/service';
+import { contactRoutes } from './contacts/routes';
+import { createContactService } from './contacts/service';
+import { customFieldRoutes } from './custom-fields/routes';
+import { createCustomFieldService } from './custom-fields/service';
+import { domainRoutes } from './domains/routes';
+import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
 import { authenticate, type KeyCache } from './http/auth';
 import { notFoundRoute, renderErrors } from './http/errors';
@@ -16,6 +34,16 @@ import { createHttpMetrics } from './http/metrics';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { rateLimitPerKey } from './http/rate-limit';
 import { RouteTable } from './http/route';
+import { listRoutes } from './lists/routes';
+import { createListService } from './lists/service';
+import { createSegmentService } from './segments/service';
+import { segmentRoutes } from './segments/routes';
+import { createSuppressionService } from './suppressions/service';
+import { suppressionRoutes } from './suppressions/routes';
+import { createTagService } from './tags/service';
+import { tagRoutes } from './tags/routes';
+import { templateRoutes } from './templates/routes';
+import { createTemplateService } from './templates/service';
 import { usageRoutes } from './usage/routes';
 
 export interface AppDeps {
@@ -25,6 +53,10 @@ export interface AppDeps {
   redis: Redis;
   temporal: Connection;
   keyCache: KeyCache;
+  /** The S3-compatible store (attachments); built from the config when not given. */
+  blobs?: BlobStore;
+  /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
+  snsAgent?: HttpsAgent;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
   extend?: (api: Router, edge: RequestHandler[]) => void;
 }
@@ -54,6 +86,15 @@ export function createApp(deps: AppDeps): Express {
   app.use(metrics.observe);
 
   healthRoutes(app, { db, redis, temporal: deps.temporal });
+  callbackRoutes(app, {
+    db,
+    logger: deps.logger,
+    topicArns: config.SNS_TOPIC_ARNS,
+    production: config.NODE_ENV === 'production',
+    httpsAgent: deps.snsAgent,
+    suppress: (workspaceId, addresses, reason, transaction) =>
+      suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
+  });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
@@ -67,6 +108,42 @@ export function createApp(deps: AppDeps): Express {
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db);
+  contactRoutes(table('Contacts'), createContactService(db));
+  tagRoutes(table('Tags'), createTagService(db));
+  listRoutes(table('Lists'), createListService(db));
+  customFieldRoutes(table('Custom fields'), createCustomFieldService(db));
+  segmentRoutes(table('Segments'), createSegmentService(db));
+  suppressionRoutes(table('Suppressions'), createSuppressionService(db));
+  domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: deps.temporal, logger: deps.logger }));
+  const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
+  // Development and tests create the bucket at start (a no-op in production); if the store is not up yet, first use retries.
+  blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
+  templateRoutes(table('Templates'), createTemplateService({ db }));
+  attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
+
+  const sources = createAttachmentSources({ db, blobs });
+  const checks: SendChecks = {
+    verifiedDomain: async (workspaceId, name) => {
+      const domain = await findDomainByName(db, workspaceId, name);
+      return domain?.status === 'verified' ? { defaultFromName: domain.defaultFromName } : null;
+    },
+    templateExists: async (workspaceId, idOrName) => {
+      const template = await findTemplateByIdOrName(db, workspaceId, idOrName);
+      return template ? { id: template.id, versionId: template.versionId } : null;
+    },
+    suppressed: (workspaceId, addresses) => findSuppressed(db, workspaceId, 'email', addresses),
+    prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
+  };
+  const dispatcher = createSendDispatcher({
+    db,
+    temporal: deps.temporal,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    mode: config.SEND_DISPATCH,
+    timeoutMs: config.SEND_START_TIMEOUT_MS,
+    logger: deps.logger,
+  });
+  emailRoutes(table('Emails'), createSendService({ db, checks, dispatcher }), db);
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

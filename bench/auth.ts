@@ -30,9 +30,11 @@ function get(agent: Agent, port: number, path: string, key?: string): Promise<nu
 async function measure(label: string, cacheTtlMs: string): Promise<{ bare: number[]; keyed: number[] }> {
   const api = await startApi(
     { RATE_LIMIT_PER_SECOND: '100000000', API_KEY_CACHE_TTL_MS: cacheTtlMs, LOG_LEVEL: 'silent' },
-    (router, edge) => {
-      router.get('/bench/bare', (_req, res) => void res.json({ ok: true }));
-      router.get('/bench/keyed', ...edge, (_req, res) => void res.json({ ok: true }));
+    {
+      extend: (router, edge) => {
+        router.get('/bench/bare', (_req, res) => void res.json({ ok: true }));
+        router.get('/bench/keyed', ...edge, (_req, res) => void res.json({ ok: true }));
+      },
     },
   );
   const { apiKey } = await createWorkspace(api.db);

@@ -28,6 +28,12 @@ export const configSchema = z.object({
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
+  /**
+   * How accepted sends reach Temporal: `inline` starts the workflow right after the commit (bounded by
+   * SEND_START_TIMEOUT_MS, the outbox catches failures); `outbox` leaves every start to the worker's loop.
+   */
+  SEND_DISPATCH: z.enum(['inline', 'outbox']).default('inline'),
+  SEND_START_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
@@ -51,6 +57,18 @@ export const configSchema = z.object({
    * development default is public and refused in production.
    */
   MASTER_KEY: z.string().min(32).optional(),
+  /**
+   * SNS topics whose SES notifications are accepted. A valid SNS signature only proves the message came
+   * from SNS, not from your topic, so production refuses every topic when this is empty.
+   */
+  SNS_TOPIC_ARNS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((arn) => arn.trim()).filter(Boolean)),
+  /** The host customers include in their SPF record (`include:<host>`): the platform's sending servers. */
+  PLATFORM_SPF_INCLUDE: z.string().min(1).default('spf.messaging.local'),
+  /** The host inbound-enabled domains point their MX record at (the SMTP listener). */
+  INBOUND_MX_HOST: z.string().min(1).default('inbound.messaging.local'),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {

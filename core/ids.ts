@@ -8,3 +8,16 @@ export const USAGE_ROLLUP_WORKFLOW_ID = 'usage-rollup';
 export function sendWorkflowId(messageId: string): string {
   return `send:${messageId}`;
 }
+
+/** One background verification per domain: re-checks with backoff, then watches a verified domain for drift. */
+export function domainVerificationWorkflowId(domainId: string): string {
+  return `domain-verification:${domainId}`;
+}
+
+/** The check a customer asks for with `POST /domains/:id/verify`; concurrent requests share one run. */
+export function domainCheckWorkflowId(domainId: string): string {
+  return `domain-check:${domainId}`;
+}
+
+/** Starts the background verification of domains that have none (created while Temporal was unreachable). */
+export const DOMAIN_WATCHDOG_WORKFLOW_ID = 'domain-watchdog';

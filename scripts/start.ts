@@ -94,6 +94,15 @@ async function main(): Promise<void> {
     });
   }
 
+  // With the SMTP provider on its local default, mail goes to a catcher whose page shows every message.
+  let mailCatcher = '';
+  const smtp = new URL(config.SMTP_URL);
+  if (config.EMAIL_PROVIDER === 'smtp' && ['127.0.0.1', 'localhost'].includes(smtp.hostname)) {
+    const webPort = 1080;
+    run('mail', 'maildev', ['--smtp', smtp.port || '25', '--ip', '127.0.0.1', '--web', String(webPort), '--web-ip', '127.0.0.1']);
+    mailCatcher = `\n  Mail catcher   http://localhost:${webPort}   (every email the service sends locally lands here)`;
+  }
+
   execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
   run('api', 'tsx', ['api/main.ts']);
   run('worker', 'tsx', ['workers/main.ts']);
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
   API            ${base}/api/v1
   API reference  ${base}/api/v1/docs   (OpenAPI: ${base}/api/v1/openapi.json)
   Health         ${base}/readyz   Metrics: ${base}/metrics
-  Temporal UI    ${temporalUi}
+  Temporal UI    ${temporalUi}${mailCatcher}
 
   Create a workspace and its first key (in another terminal):
     npm run admin -- workspace:create --name "My company"

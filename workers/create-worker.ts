@@ -1,6 +1,6 @@
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
-import { taskQueueName } from './task-queues';
+import { taskQueueName } from '../core/task-queues';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -17,5 +17,20 @@ export async function createDefaultWorker(options: WorkerOptions): Promise<Worke
     taskQueue: taskQueueName(options.taskQueuePrefix, 'default'),
     workflowsPath: require.resolve('../workflows'),
     activities: options.activities,
+  });
+}
+
+/**
+ * The worker for the `sends` queue: provider calls only. `maxTaskQueueActivitiesPerSecond` is enforced
+ * by the Temporal server across every worker polling the queue, so the provider rate holds however many
+ * workers run.
+ */
+export async function createSendsWorker(options: WorkerOptions & { ratePerSecond: number }): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: taskQueueName(options.taskQueuePrefix, 'sends'),
+    activities: { deliverEmail: options.activities.deliverEmail },
+    maxTaskQueueActivitiesPerSecond: options.ratePerSecond,
   });
 }

@@ -3,22 +3,27 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { createActivities } from '../activities';
 import { loadConfig } from '../core/config';
-import { USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
+import { DOMAIN_WATCHDOG_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
-import { usageRollupWorkflow } from '../workflows';
-import { createDefaultWorker } from './create-worker';
-import { taskQueueName } from './task-queues';
+import { domainWatchdogWorkflow, usageRollupWorkflow } from '../workflows';
+import { createDefaultWorker, createSendsWorker } from './create-worker';
+import { runOutbox } from './outbox';
+import { taskQueueName } from '../core/task-queues';
 
 /** Deployment-wide workflows that must always be running; starting one that runs is a no-op. */
 async function ensureSingletons(client: Client, taskQueuePrefix: string): Promise<void> {
-  try {
-    await client.workflow.start(usageRollupWorkflow, {
-      workflowId: USAGE_ROLLUP_WORKFLOW_ID,
-      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
-      args: [{}],
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  const taskQueue = taskQueueName(taskQueuePrefix, 'default');
+  const starts = [
+    // The prefix keeps deployments that share one Temporal namespace from sharing singletons.
+    () => client.workflow.start(usageRollupWorkflow, { workflowId: `${taskQueuePrefix}${USAGE_ROLLUP_WORKFLOW_ID}`, taskQueue, args: [{}] }),
+    () => client.workflow.start(domainWatchdogWorkflow, { workflowId: `${taskQueuePrefix}${DOMAIN_WATCHDOG_WORKFLOW_ID}`, taskQueue }),
+  ];
+  for (const start of starts) {
+    try {
+      await start();
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
   }
 }
 
@@ -50,15 +55,27 @@ async function main(): Promise<void> {
   });
   await ensureSingletons(client, config.TASK_QUEUE_PREFIX);
 
-  const worker = await createDefaultWorker({
+  const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db }),
+    activities: createActivities({ db, config }),
+  };
+  const worker = await createDefaultWorker(options);
+  const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
+  const outbox = runOutbox({
+    db,
+    client,
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    logger,
+    // In inline mode the API starts fresh messages itself; the outbox only picks up what it could not.
+    minAgeMs: config.SEND_DISPATCH === 'inline' ? 5_000 : 0,
+    intervalMs: config.SEND_DISPATCH === 'inline' ? 2_000 : 100,
   });
-  logger.info({ taskQueue: taskQueueName(config.TASK_QUEUE_PREFIX, 'default') }, 'worker running');
-  // The SDK's runtime stops the worker on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
-  await worker.run();
+  logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');
+  // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
+  await Promise.all([worker.run(), sends.run()]);
+  await outbox.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close()]);
   logger.info('worker stopped');
 }

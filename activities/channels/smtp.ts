@@ -12,7 +12,15 @@ interface SmtpError extends Error {
  */
 export function createSmtpChannel(url: string): EmailChannel {
   // A pool keeps connections open between sends instead of a TLS handshake per message.
-  const transport: Transporter = nodemailer.createTransport({ url, pool: true, maxConnections: 5 });
+  // Bounded waits: a relay that stops answering must fail the attempt well inside the activity timeout.
+  const transport: Transporter = nodemailer.createTransport({
+    url,
+    pool: true,
+    maxConnections: 5,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 60_000,
+  });
   return {
     provider: 'smtp',
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {

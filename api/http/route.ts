@@ -82,7 +82,8 @@ export class RouteTable {
     this.add('patch', path, access, def);
   }
 
-  delete<P extends Schema | undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, undefined>): void {
+  /** A body is allowed where a removal names what to remove (DELETE /lists/:id/contacts with contactIds). */
+  delete<P extends Schema | undefined, B extends Schema | undefined = undefined>(path: string, access: Access, def: RouteDefinition<P, undefined, B>): void {
     this.add('delete', path, access, def);
   }
 

@@ -1,4 +1,14 @@
 import * as foundation from './0001-foundation';
+import * as domains from './0002-domains';
+import * as templatesAttachments from './0003-templates-attachments';
+import * as contacts from './0004-contacts';
+import * as messages from './0005-messages';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
-export const migrations = [{ name: '0001-foundation', ...foundation }];
+export const migrations = [
+  { name: '0001-foundation', ...foundation },
+  { name: '0002-domains', ...domains },
+  { name: '0003-templates-attachments', ...templatesAttachments },
+  { name: '0004-contacts', ...contacts },
+  { name: '0005-messages', ...messages },
+];

@@ -198,9 +198,9 @@ export interface RenderedEmail {
 
 export async function saveRendered(db: Sequelize, workspaceId: string, messageId: string, rendered: RenderedEmail): Promise<void> {
   await db.query(
-    `UPDATE messages SET rendered = $3, template_version_id = $4, updated_at = now()
+    `UPDATE messages SET rendered = $3, template_version_id = $4, subject = COALESCE(subject, $5), updated_at = now()
      WHERE workspace_id = $1 AND id = $2`,
-    { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId] },
+    { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId, rendered.subject] },
   );
 }
 
@@ -273,4 +273,130 @@ export async function recordSent(db: Sequelize, workspaceId: string, messageId: 
     );
     await insertMessageEvent(db, workspaceId, messageId, { type: 'sent', providerEventId: `sent:${providerMessageId}` }, transaction);
   });
+}
+
+export interface MessageEvent {
+  type: string;
+  classification: string | null;
+  reason: string | null;
+  bounceType: string | null;
+  linkUrl: string | null;
+  linkId: string | null;
+  linkRole: string | null;
+  createdAt: Date;
+}
+
+export async function listMessageEvents(db: Sequelize, workspaceId: string, messageId: string): Promise<MessageEvent[]> {
+  const rows = await db.query<{
+    type: string; classification: string | null; reason: string | null; bounce_type: string | null;
+    link_url: string | null; link_id: string | null; link_role: string | null; created_at: Date;
+  }>(
+    `SELECT type, classification, reason, bounce_type, link_url, link_id, link_role, created_at
+     FROM message_events WHERE workspace_id = $1 AND message_id = $2 ORDER BY created_at, id`,
+    { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({
+    type: row.type,
+    classification: row.classification,
+    reason: row.reason,
+    bounceType: row.bounce_type,
+    linkUrl: row.link_url,
+    linkId: row.link_id,
+    linkRole: row.link_role,
+    createdAt: row.created_at,
+  }));
+}
+
+export interface MessageFilters {
+  status?: string;
+  kind?: string;
+  campaignId?: string;
+  contactId?: string;
+  /** A recipient address, matched case-insensitively against the To recipients. */
+  to?: string;
+  from?: Date;
+  until?: Date;
+  limit: number;
+  offset: number;
+}
+
+/** Newest first; `total` counts every match so clients can page with limit/offset. */
+export async function listMessages(db: Sequelize, workspaceId: string, filters: MessageFilters): Promise<{ rows: Message[]; total: number }> {
+  const where = ['workspace_id = $1'];
+  const bind: unknown[] = [workspaceId];
+  const add = (clause: (placeholder: string) => string, value: unknown) => {
+    bind.push(value);
+    where.push(clause(`$${bind.length}`));
+  };
+  if (filters.status) add((p) => `status = ${p}`, filters.status);
+  if (filters.kind) add((p) => `kind = ${p}`, filters.kind);
+  if (filters.campaignId) add((p) => `campaign_id = ${p}`, filters.campaignId);
+  if (filters.contactId) add((p) => `contact_id = ${p}`, filters.contactId);
+  // To recipients are stored formatted ("Name <a@x>"); match the address inside either form.
+  if (filters.to) add((p) => `EXISTS (SELECT 1 FROM unnest(to_addresses) t WHERE lower(t) = ${p} OR lower(t) LIKE '%<' || ${p} || '>')`, filters.to.toLowerCase());
+  if (filters.from) add((p) => `created_at >= ${p}`, filters.from);
+  if (filters.until) add((p) => `created_at < ${p}`, filters.until);
+  const condition = where.join(' AND ');
+  const [rows, counted] = await Promise.all([
+    db.query<MessageRow>(
+      `SELECT * FROM messages WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${Number(filters.limit)} OFFSET ${Number(filters.offset)}`,
+      { bind, type: QueryTypes.SELECT },
+    ),
+    db.query<{ total: string }>(`SELECT count(*) AS total FROM messages WHERE ${condition}`, { bind, type: QueryTypes.SELECT }),
+  ]);
+  return { rows: rows.map(toMessage), total: Number(counted[0].total) };
+}
+
+/**
+ * The outbox: claims messages whose send workflow is not known to be started, hands them to `start`
+ * and marks the ones it started. SKIP LOCKED lets several workers drain it without waiting on each other;
+ * `minAgeMs` leaves fresh rows to the API's own start.
+ */
+export async function drainOutbox(
+  db: Sequelize,
+  options: { minAgeMs: number; limit: number },
+  start: (messages: Array<{ workspaceId: string; messageId: string }>) => Promise<string[]>,
+): Promise<number> {
+  return db.transaction(async (transaction) => {
+    const rows = await db.query<{ id: string; workspace_id: string }>(
+      `SELECT id, workspace_id FROM messages
+       WHERE dispatched_at IS NULL AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      { bind: [options.minAgeMs, options.limit], type: QueryTypes.SELECT, transaction },
+    );
+    if (rows.length === 0) return 0;
+    const started = await start(rows.map((row) => ({ workspaceId: row.workspace_id, messageId: row.id })));
+    if (started.length) {
+      await db.query('UPDATE messages SET dispatched_at = now() WHERE id = ANY($1::uuid[])', { bind: [started], transaction });
+    }
+    return started.length;
+  });
+}
+
+/** Provider callbacks carry the provider's id only; this is the one lookup that finds the workspace. */
+export async function findByProviderMessageId(
+  db: Sequelize,
+  provider: string,
+  providerMessageId: string,
+): Promise<{ workspaceId: string; messageId: string } | null> {
+  const rows = await db.query<{ id: string; workspace_id: string }>(
+    'SELECT id, workspace_id FROM messages WHERE provider = $1 AND provider_message_id = $2',
+    { bind: [provider, providerMessageId], type: QueryTypes.SELECT },
+  );
+  return rows[0] ? { workspaceId: rows[0].workspace_id, messageId: rows[0].id } : null;
+}
+
+/** Folds a bounce or delivery into the message's engagement summary and last-event time. */
+export async function touchEngagement(
+  db: Sequelize,
+  workspaceId: string,
+  messageId: string,
+  change: { bounced?: boolean; at: Date },
+  transaction?: Transaction,
+): Promise<void> {
+  await db.query(
+    `UPDATE messages SET bounced = bounced OR $3, last_event_at = GREATEST(COALESCE(last_event_at, $4), $4), updated_at = now()
+     WHERE workspace_id = $1 AND id = $2`,
+    { bind: [workspaceId, messageId, change.bounced ?? false, change.at], transaction },
+  );
 }

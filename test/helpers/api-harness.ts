@@ -34,7 +34,7 @@ export interface ApiResponse {
  */
 export async function startApi(
   overrides: Partial<Record<keyof Config, string>> = {},
-  extend?: AppDeps['extend'],
+  extras: Pick<AppDeps, 'extend' | 'snsAgent'> = {},
 ): Promise<ApiHarness> {
   const config = loadConfig({ ...process.env, ...overrides });
   const db = createSequelize(config.DATABASE_URL);
@@ -45,7 +45,7 @@ export async function startApi(
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
-  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, extend });
+  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, ...extras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });

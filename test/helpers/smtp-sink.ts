@@ -12,6 +12,11 @@ export interface SmtpSink {
   received: ReceivedMail[];
   /** Makes the next `count` transactions fail with this SMTP reply code (421 transient, 550 permanent). */
   failNext: (count: number, code: number) => void;
+  /**
+   * Holds the next message after its data arrived, before answering: the moment a provider has the
+   * bytes but has not accepted them. `arrived` resolves then; the held message is never accepted.
+   */
+  holdNext: () => { arrived: Promise<void> };
   close: () => Promise<void>;
 }
 
@@ -19,6 +24,7 @@ export interface SmtpSink {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   let failures = { count: 0, code: 0 };
+  let hold: (() => void) | null = null;
   const options: SMTPServerOptions = {
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -27,6 +33,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
+        if (hold) {
+          hold();
+          hold = null;
+          return;
+        }
         if (failures.count > 0) {
           failures = { ...failures, count: failures.count - 1 };
           const error = Object.assign(new Error('refused by the test sink'), { responseCode: failures.code });
@@ -51,6 +62,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     failNext: (count, code) => {
       failures = { count, code };
     },
+    holdNext: () => ({ arrived: new Promise<void>((resolve) => (hold = resolve)) }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -9,7 +9,7 @@ import { reserveQuota } from '../../db/repositories/usage';
 import { createSequelize } from '../../db/sequelize';
 import { usageRollupWorkflow } from '../../workflows';
 import { createDefaultWorker } from '../../workers/create-worker';
-import { taskQueueName } from '../../workers/task-queues';
+import { taskQueueName } from '../../core/task-queues';
 import { createWorkspace } from '../helpers/factories';
 
 describe('the worker on a real Temporal server', () => {
@@ -37,7 +37,7 @@ describe('the worker on a real Temporal server', () => {
       connection: nativeConnection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      activities: createActivities({ db }),
+      activities: createActivities({ db, config }),
     });
     const workflowId = `usage-rollup-${randomUUID()}`;
     await worker.runUntil(async () => {

@@ -1,0 +1,115 @@
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../core/config';
+import type { DnsLookup } from '../core/dns-answers';
+import type { RecordSettings } from '../core/dns-records';
+import { checkDomainRecords, type DomainCheck, type RecordCheck } from '../core/domain-checks';
+import { type DomainStatus, nextDomainStatus, statusEvent } from '../core/domain-status';
+import { openSecret, parseMasterKey } from '../core/secrets';
+import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, saveDomainCheck } from '../db/repositories/domains';
+import { insertPlatformEvent } from '../db/repositories/platform-events';
+import { createDnsLookup } from './dns-lookup';
+import { createSesDomainIdentities, type SesDomainIdentities } from './ses-domain-identity';
+
+export interface DomainActivityDeps {
+  db: Sequelize;
+  lookup: DnsLookup;
+  settings: RecordSettings;
+  masterKey: Buffer;
+  /** Present when SES sends the mail: a domain whose records check is registered there with our DKIM key. */
+  ses?: SesDomainIdentities;
+}
+
+export interface CheckDomainInput {
+  workspaceId: string;
+  domainId: string;
+  /** Whether failing records turn a pending domain into `failed` (see core/domain-status.ts). */
+  failPending: boolean;
+}
+
+export type CheckDomainResult =
+  | { found: false }
+  | { found: true; status: DomainStatus; previousStatus: DomainStatus; detail: string | null; records: RecordCheck[] };
+
+/** How long a domain may go without any check before the watchdog starts its verification. */
+const UNWATCHED_AFTER_MS = 10 * 60 * 1000;
+/** A verified domain is re-checked daily; two days without a check means its watch has stopped. */
+const VERIFIED_STALE_AFTER_MS = 48 * 60 * 60 * 1000;
+
+export function createDomainActivities(deps: DomainActivityDeps) {
+  const { db } = deps;
+  return {
+    /**
+     * Looks up the domain's records, judges them, registers a passing domain with SES when SES sends, and
+     * stores the verdict with its event in one transaction. Used by the verify route and the background checks.
+     */
+    async checkDomain(input: CheckDomainInput): Promise<CheckDomainResult> {
+      const domain = await findDomain(db, input.workspaceId, input.domainId);
+      if (!domain) return { found: false };
+      let check = await checkDomainRecords(deps.lookup, domain, deps.settings);
+      if (check.outcome === 'verified' && deps.ses) check = await registerWithSes(deps, domain, check);
+      return db.transaction(async (transaction) => {
+        const locked = await findDomain(db, input.workspaceId, input.domainId, transaction);
+        if (!locked) return { found: false as const };
+        const status = nextDomainStatus(locked.status, check.outcome, { failPending: input.failPending });
+        const detail = check.detail ?? null;
+        const saved = await saveDomainCheck(db, input.workspaceId, input.domainId, { status, detail, recordChecks: check.records }, transaction);
+        const event = statusEvent(locked.status, status);
+        if (event && saved) {
+          await insertPlatformEvent(
+            db,
+            input.workspaceId,
+            { type: event, data: { id: saved.id, name: saved.name, status, previousStatus: locked.status, detail, records: check.records } },
+            transaction,
+          );
+        }
+        return { found: true as const, status, previousStatus: locked.status, detail, records: check.records };
+      });
+    },
+
+    /** Domains whose background verification never ran or stopped, for the watchdog to start again. */
+    async findUnwatchedDomains(input: { limit: number }): Promise<Array<{ id: string; workspaceId: string }>> {
+      const now = Date.now();
+      return findUnwatchedDomains(db, {
+        createdBefore: new Date(now - UNWATCHED_AFTER_MS),
+        verifiedCheckedBefore: new Date(now - VERIFIED_STALE_AFTER_MS),
+        limit: input.limit,
+      });
+    },
+  };
+}
+
+/**
+ * With SES as the provider, a domain can send only once SES has its key and has seen the DKIM record
+ * itself; until then the check is inconclusive (the status stays) and says what SES is waiting for.
+ */
+async function registerWithSes(deps: DomainActivityDeps, domain: DomainRecord, check: DomainCheck): Promise<DomainCheck> {
+  const key = await findSigningKey(deps.db, domain.workspaceId, domain.name);
+  if (!key || !deps.ses) return check;
+  const registration = await deps.ses.register({
+    name: domain.name,
+    region: domain.region,
+    selector: key.selector,
+    privateKeyPem: openSecret(deps.masterKey, key.privateKeySealed),
+  });
+  if (registration.verifiedForSending) return check;
+  return {
+    ...check,
+    outcome: 'inconclusive',
+    detail:
+      `The DNS records of ${domain.name} are correct; Amazon SES is still verifying its DKIM record (SES status ` +
+      `${registration.dkimStatus}). This usually takes a few minutes and is checked again automatically.`,
+  };
+}
+
+export type DomainActivities = ReturnType<typeof createDomainActivities>;
+
+/** The domain activities' dependencies as the deployment configures them. */
+export function domainActivityDeps(db: Sequelize, config: Config): DomainActivityDeps {
+  return {
+    db,
+    lookup: createDnsLookup({ servers: config.DNS_SERVERS }),
+    settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
+    masterKey: parseMasterKey(config.MASTER_KEY),
+    ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities() : undefined,
+  };
+}

@@ -1,0 +1,75 @@
+import { createPrivateKey } from 'node:crypto';
+import {
+  AlreadyExistsException,
+  CreateEmailIdentityCommand,
+  GetEmailIdentityCommand,
+  PutEmailIdentityDkimSigningAttributesCommand,
+  SESv2Client,
+} from '@aws-sdk/client-sesv2';
+
+export interface SesRegistration {
+  verifiedForSending: boolean;
+  /** SES's own DKIM status: PENDING, SUCCESS, FAILED, TEMPORARY_FAILURE or NOT_STARTED. */
+  dkimStatus: string;
+}
+
+export interface SesDomainToRegister {
+  name: string;
+  region: string;
+  selector: string;
+  privateKeyPem: string;
+}
+
+/**
+ * Registers a sending domain with SES using our own DKIM key (BYODKIM), so SES signs with the key the
+ * customer published and not one of its own. Idempotent: an identity that exists is pointed at our key
+ * when it is not already. SES verifies the DKIM record itself, so sending works only once it says so.
+ */
+export function createSesDomainIdentities(clientFor: (region: string) => SESv2Client = defaultClients()) {
+  return {
+    async register(domain: SesDomainToRegister): Promise<SesRegistration> {
+      const client = clientFor(domain.region);
+      const signing = {
+        DomainSigningSelector: domain.selector,
+        // SES takes the RSA private key as base64 DER, the PEM body without its armour lines (PKCS#1).
+        DomainSigningPrivateKey: createPrivateKey(domain.privateKeyPem).export({ type: 'pkcs1', format: 'der' }).toString('base64'),
+      };
+      try {
+        await client.send(new CreateEmailIdentityCommand({ EmailIdentity: domain.name, DkimSigningAttributes: signing }));
+      } catch (error) {
+        if (!(error instanceof AlreadyExistsException)) throw error;
+        const existing = await client.send(new GetEmailIdentityCommand({ EmailIdentity: domain.name }));
+        const dkim = existing.DkimAttributes;
+        if (dkim?.SigningAttributesOrigin !== 'EXTERNAL' || !dkim.Tokens?.includes(domain.selector)) {
+          await putSigning(client, domain.name, signing);
+        }
+      }
+      const identity = await client.send(new GetEmailIdentityCommand({ EmailIdentity: domain.name }));
+      const dkimStatus = identity.DkimAttributes?.Status ?? 'NOT_STARTED';
+      // SES stops looking for the record after 72 hours (FAILED); setting the key again restarts its check.
+      if (dkimStatus === 'FAILED') await putSigning(client, domain.name, signing);
+      return { verifiedForSending: identity.VerifiedForSendingStatus === true, dkimStatus };
+    },
+  };
+}
+
+export type SesDomainIdentities = ReturnType<typeof createSesDomainIdentities>;
+
+async function putSigning(client: SESv2Client, name: string, signing: { DomainSigningSelector: string; DomainSigningPrivateKey: string }): Promise<void> {
+  await client.send(
+    new PutEmailIdentityDkimSigningAttributesCommand({ EmailIdentity: name, SigningAttributesOrigin: 'EXTERNAL', SigningAttributes: signing }),
+  );
+}
+
+/** One client per region; endpoint and credentials come from the AWS SDK's own environment variables. */
+function defaultClients(): (region: string) => SESv2Client {
+  const clients = new Map<string, SESv2Client>();
+  return (region) => {
+    let client = clients.get(region);
+    if (!client) {
+      client = new SESv2Client({ region });
+      clients.set(region, client);
+    }
+    return client;
+  };
+}

@@ -1,0 +1,75 @@
+import type { Scope } from '../../core/scopes';
+import { created, ok, type RouteTable } from '../http/route';
+import {
+  AttachmentDeletedSchema,
+  AttachmentDownloadSchema,
+  AttachmentEnvelopeSchema,
+  AttachmentListQuery,
+  AttachmentListSchema,
+  AttachmentParams,
+  AttachmentUploadSchema,
+  CreateAttachmentBody,
+} from './schemas';
+import type { AttachmentService } from './service';
+import { attachmentView } from './views';
+
+/** The spec's `email:send | inbox:send`: either scope is enough. */
+const SENDERS: readonly Scope[] = ['email:send', 'inbox:send'];
+
+export function attachmentRoutes(routes: RouteTable, attachments: AttachmentService): void {
+  routes.get('/attachments', SENDERS, {
+    summary: 'List uploaded attachments, newest first',
+    query: AttachmentListQuery,
+    responses: { 200: { description: 'Uploads that are not deleted', schema: AttachmentListSchema } },
+    handle: async ({ principal, query }) => ok({ data: (await attachments.list(principal.workspaceId, query)).map(attachmentView) }),
+  });
+
+  routes.post('/attachments', SENDERS, {
+    summary: 'Upload an attachment: directly (base64 content) or through a signed URL (size)',
+    body: CreateAttachmentBody,
+    responses: {
+      201: {
+        description: 'Direct upload: { attachment } (ready). Signed upload: AttachmentUpload (pending until the file is PUT)',
+        schema: AttachmentUploadSchema.or(AttachmentEnvelopeSchema),
+      },
+      422: { description: 'Invalid input, an executable file type, or over 10 MB' },
+    },
+    handle: async ({ principal, body }) => {
+      const outcome = await attachments.create(principal.workspaceId, body);
+      const attachment = attachmentView(outcome.attachment);
+      return created('uploadUrl' in outcome ? { attachment, uploadUrl: outcome.uploadUrl, expiresIn: outcome.expiresIn } : { attachment });
+    },
+  });
+
+  routes.get('/attachments/:id', SENDERS, {
+    summary: 'An attachment and a signed download URL (valid 15 minutes)',
+    params: AttachmentParams,
+    responses: { 200: { description: 'The attachment', schema: AttachmentDownloadSchema }, 404: { description: 'No such attachment' } },
+    handle: async ({ principal, params }) => {
+      const { attachment, downloadUrl } = await attachments.download(principal.workspaceId, params.id);
+      return ok({ attachment: attachmentView(attachment), downloadUrl });
+    },
+  });
+
+  routes.delete('/attachments/:id', SENDERS, {
+    summary: 'Delete an attachment; queued sends that name it go out without it',
+    params: AttachmentParams,
+    responses: { 200: { description: 'Deleted', schema: AttachmentDeletedSchema }, 404: { description: 'No such attachment' } },
+    handle: async ({ principal, params }) => {
+      await attachments.remove(principal.workspaceId, params.id);
+      return ok({ deleted: true, id: params.id });
+    },
+  });
+
+  routes.post('/attachments/:id/confirm', SENDERS, {
+    summary: 'Confirm a signed upload: the stored size and type are checked against the declared ones',
+    params: AttachmentParams,
+    responses: {
+      200: { description: 'The attachment, ready', schema: AttachmentEnvelopeSchema },
+      404: { description: 'No such attachment' },
+      422: { description: '`attachment_rejected`: nothing uploaded yet, or the file differs from what was declared' },
+    },
+    handle: async ({ principal, params }) =>
+      ok({ attachment: attachmentView(await attachments.confirm(principal.workspaceId, params.id)) }),
+  });
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { ATTACHMENT_LIMITS, contentIdProblem, contentTypeProblem, filenameProblem } from '../../core/attachments';
+
+const checked = (problem: (value: string) => string | null) => (value: string, context: z.RefinementCtx) => {
+  const message = problem(value);
+  if (message) context.addIssue({ code: 'custom', message });
+};
+
+export const AttachmentFilenameSchema = z
+  .string()
+  .min(ATTACHMENT_LIMITS.filename.min)
+  .max(ATTACHMENT_LIMITS.filename.max)
+  .superRefine(checked(filenameProblem))
+  .describe('Shown to the recipient. Executable types (exe, bat, js, jar, msi, vbs, ...) are refused, however disguised');
+
+export const AttachmentContentTypeSchema = z
+  .string()
+  .min(ATTACHMENT_LIMITS.contentType.min)
+  .max(ATTACHMENT_LIMITS.contentType.max)
+  .superRefine(checked(contentTypeProblem))
+  .describe('Inferred from the file name when absent');
+
+const contentId = z
+  .string()
+  .min(ATTACHMENT_LIMITS.contentId.min)
+  .max(ATTACHMENT_LIMITS.contentId.max)
+  .superRefine(checked(contentIdProblem))
+  .describe('Makes the attachment inline, referenced in the HTML as cid:<contentId>');
+
+const base64 = z.string().min(1).describe('The file in base64, without a data: prefix');
+
+/**
+ * One item of a send's `attachments` (the spec's Attachment sources), shared by every send endpoint:
+ * exactly one of id, content or url. Resolved by services/attachment-sources.ts.
+ */
+export const AttachmentSourceSchema = z
+  .strictObject({
+    id: z.uuid().optional().describe('An uploaded attachment (the recommended path)'),
+    filename: AttachmentFilenameSchema.optional().describe('Required with content or url; with id it renames the file for this send'),
+    content: base64.optional(),
+    url: z.url({ protocol: /^https$/ }).optional().describe('A public https URL, fetched once when the send is accepted'),
+    contentType: AttachmentContentTypeSchema.optional(),
+    contentId: contentId.optional(),
+  })
+  .superRefine((item, context) => {
+    const sources = [item.id, item.content, item.url].filter((source) => source !== undefined).length;
+    if (sources !== 1) context.addIssue({ code: 'custom', message: 'Give exactly one of id, content or url' });
+    if (item.id === undefined && item.filename === undefined) {
+      context.addIssue({ code: 'custom', path: ['filename'], message: 'Required with content or url' });
+    }
+  })
+  .meta({ id: 'AttachmentSource' });
+
+export const AttachmentSourcesSchema = z
+  .array(AttachmentSourceSchema)
+  .max(ATTACHMENT_LIMITS.perMessage)
+  .describe('At most 20 files, 10 MB each, 25 MB together');
+
+export const CreateAttachmentBody = z
+  .strictObject({
+    filename: AttachmentFilenameSchema,
+    content: base64.optional().describe('Direct upload: the file in base64 (at most 10 MB decoded); the attachment is ready at once'),
+    contentType: AttachmentContentTypeSchema.optional(),
+    size: z
+      .number()
+      .int()
+      .min(1)
+      .max(ATTACHMENT_LIMITS.fileBytes)
+      .optional()
+      .describe('Signed upload: the exact byte length you will PUT to uploadUrl; the attachment is pending until then'),
+  })
+  .superRefine((body, context) => {
+    if ((body.content === undefined) === (body.size === undefined)) {
+      context.addIssue({ code: 'custom', message: 'Give content (direct upload) or size (signed upload), not both' });
+    }
+  })
+  .meta({ id: 'CreateAttachment' });
+
+export const AttachmentParams = z.object({ id: z.uuid() });
+
+export const AttachmentListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const AttachmentSchema = z
+  .object({
+    id: z.uuid(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number().int().describe('Bytes; for a pending upload, the declared size'),
+    status: z.enum(['pending', 'ready']).describe('pending until the signed upload is confirmed or first used'),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Attachment' });
+
+export const AttachmentEnvelopeSchema = z.object({ attachment: AttachmentSchema }).meta({ id: 'AttachmentEnvelope' });
+
+export const AttachmentListSchema = z.object({ data: z.array(AttachmentSchema) }).meta({ id: 'AttachmentList' });
+
+export const AttachmentUploadSchema = z
+  .object({
+    attachment: AttachmentSchema,
+    uploadUrl: z.string().describe('PUT the file here with the declared Content-Type and Content-Length'),
+    expiresIn: z.number().int().describe('Seconds the uploadUrl stays valid'),
+  })
+  .meta({ id: 'AttachmentUpload' });
+
+export const AttachmentDownloadSchema = z
+  .object({ attachment: AttachmentSchema, downloadUrl: z.string().describe('Signed, valid 15 minutes') })
+  .meta({ id: 'AttachmentDownload' });
+
+export const AttachmentDeletedSchema = z.object({ deleted: z.literal(true), id: z.uuid() }).meta({ id: 'AttachmentDeleted' });
+
+export type CreateAttachmentInput = z.infer<typeof CreateAttachmentBody>;

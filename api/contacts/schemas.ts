@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { CHANNELS, CONSENTS } from '../../core/identities';
+
+export const MAX_IDENTITIES = 20;
+export const MAX_ATTRIBUTES = 200;
+
+const Channel = z.enum(CHANNELS).describe('email; whatsapp (an E.164 phone number); telegram (a numeric chat id)');
+const Consent = z.enum(CONSENTS).describe('unknown until declared');
+
+export const IdentityInput = z
+  .object({
+    channel: Channel,
+    address: z.string().min(1).max(320).describe('Normalised before it is stored and matched (see the contacts guide)'),
+    consent: Consent.optional().describe('Changed only when given: leaving it out never clears an opt-in'),
+    verified: z.boolean().optional().describe('Changed only when given'),
+    isPrimary: z.boolean().optional().describe('true makes it the primary identity of its channel'),
+  })
+  .meta({ id: 'ContactIdentityInput' });
+
+export const UpsertContactBody = z
+  .object({
+    identities: z.array(IdentityInput).min(1).max(MAX_IDENTITIES).describe('The natural key: an existing contact with any of these addresses is updated'),
+    attributes: z
+      .record(z.string().min(1).max(100), z.unknown())
+      .refine((value) => Object.keys(value).length <= MAX_ATTRIBUTES, `At most ${MAX_ATTRIBUTES} attributes`)
+      .optional()
+      .describe('Merged into the contact\'s attributes; null deletes a key. Keys with a custom field must hold its type.'),
+  })
+  .meta({ id: 'UpsertContact' });
+
+export const ContactIdentitySchema = z
+  .object({ channel: Channel, address: z.string(), consent: Consent, verified: z.boolean(), isPrimary: z.boolean() })
+  .meta({ id: 'ContactIdentity' });
+
+export const ContactSchema = z
+  .object({
+    id: z.uuid(),
+    attributes: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime(),
+    identities: z.array(ContactIdentitySchema).describe('Included in lists so a row can be shown without another call'),
+  })
+  .meta({ id: 'Contact' });
+
+export const ContactListSchema = z
+  .object({ data: z.array(ContactSchema), total: z.int(), page: z.int(), pageSize: z.int() })
+  .meta({ id: 'ContactList' });
+
+const Named = z.object({ id: z.uuid(), name: z.string() });
+
+export const ContactDetailSchema = z
+  .object({
+    id: z.uuid(),
+    attributes: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime(),
+    identities: z.array(ContactIdentitySchema),
+    tags: z.array(Named),
+    lists: z.array(Named),
+  })
+  .meta({ id: 'ContactDetail' });
+
+export const ContactUpsertedSchema = z
+  .object({
+    id: z.uuid(),
+    created: z.boolean(),
+    identitiesAdded: z.int(),
+    warnings: z.array(z.string()).optional().describe('Values that were ignored, and why; absent when none'),
+  })
+  .meta({ id: 'ContactUpserted' });
+
+export const ContactParams = z.object({ id: z.uuid() });
+
+const many = (item: z.ZodType<string>) =>
+  z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]));
+
+export const ContactListQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    pageSize: z.coerce.number().int().min(1).max(200).default(50),
+    address: z.string().min(1).max(320).optional().describe('An identity address, matched in its normalised form'),
+    channel: Channel.optional().describe('With address: only identities on this channel'),
+    tagId: z.uuid().optional(),
+    listId: z.uuid().optional(),
+    segmentId: z.uuid().optional().describe('Only contacts the segment matches now'),
+    attribute: many(z.string().regex(/^[^:]+:/, 'Expected key:value'))
+      .optional()
+      .describe('key:value, repeatable; equality on the text form of the value (score:5, vip:true)'),
+    q: z.string().min(1).max(200).optional().describe('Case-insensitive text in an address, firstName, lastName or name'),
+  });
+
+export const ContactTagsBody = z
+  .object({
+    tags: z.array(z.string().trim().min(1).max(100)).min(1).max(100).describe('Tag ids, or names (case-insensitive; created when adding)'),
+  })
+  .meta({ id: 'ContactTags' });
+
+export const ContactTagsAddedSchema = z
+  .object({ added: z.int().describe('Tags the contact did not have before'), tags: z.array(Named).describe('The contact\'s tags now') })
+  .meta({ id: 'ContactTagsAdded' });
+
+export const ContactTagsRemovedSchema = z
+  .object({ removed: z.int(), tags: z.array(Named).describe('The contact\'s tags now') })
+  .meta({ id: 'ContactTagsRemoved' });
+
+export const ContactDeletedSchema = z
+  .object({
+    deleted: z.literal(true),
+    id: z.uuid(),
+    suppressed: z.int().describe('Addresses kept on the suppression list (reason erased), so they are not re-added by accident'),
+  })
+  .meta({ id: 'ContactDeleted' });
+
+export const JourneyQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+    before: z.iso.datetime({ offset: true }).optional().describe('Only entries before this moment (the last entry\'s at pages back)'),
+  });
+
+export const ContactJourneyEntrySchema = z
+  .object({
+    type: z.enum(['message_sent', 'email_received', 'touch', 'conversion', 'note', 'enrollment']),
+    at: z.iso.datetime(),
+    kind: z.string().optional().describe('touch: event, for a behavioural event'),
+    name: z.string().optional().describe('touch: the event name'),
+  })
+  .loose()
+  .meta({ id: 'ContactJourneyEntry' });
+
+export const ContactJourneySchema = z.object({ data: z.array(ContactJourneyEntrySchema) }).meta({ id: 'ContactJourney' });
+
+export type UpsertContactInput = z.infer<typeof UpsertContactBody>;
+export type ContactListInput = z.infer<typeof ContactListQuery>;

@@ -1,0 +1,121 @@
+import type { Sequelize } from 'sequelize';
+import { fieldsByKey } from '../../core/custom-fields';
+import { AppError } from '../../core/errors';
+import { addressCandidates, normaliseAddress } from '../../core/identities';
+import { contactEvents } from '../../db/repositories/contact-events';
+import { identitiesOf } from '../../db/repositories/contact-identities';
+import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
+import { listCustomFields } from '../../db/repositories/custom-fields';
+import { listsOfContact } from '../../db/repositories/lists';
+import { findSegment } from '../../db/repositories/segments';
+import { suppressErased } from '../../db/repositories/suppressions';
+import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '../../db/repositories/tags';
+import { audienceCondition } from '../../db/segment-query';
+import type { ContactListInput, UpsertContactInput } from './schemas';
+import { upsertContact } from './upsert';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createContactService(db: Sequelize) {
+  async function requireContact(workspaceId: string, contactId: string) {
+    const contact = await findContact(db, workspaceId, contactId);
+    if (!contact) throw AppError.notFound('Contact');
+    return contact;
+  }
+
+  async function filtersOf(workspaceId: string, query: ContactListInput): Promise<ContactFilters | null> {
+    const filters: ContactFilters = { tagId: query.tagId, listId: query.listId, text: query.q };
+    if (query.address) {
+      const normalised = query.channel ? normaliseAddress(query.channel, query.address) : null;
+      filters.identities = query.channel
+        ? normalised?.ok ? [{ channel: query.channel, address: normalised.address }] : []
+        : addressCandidates(query.address);
+      // An address that is valid on no channel cannot match anyone.
+      if (filters.identities.length === 0) return null;
+    }
+    filters.attributes = query.attribute?.map((pair) => {
+      const at = pair.indexOf(':');
+      return { key: pair.slice(0, at), value: pair.slice(at + 1) };
+    });
+    if (query.segmentId) {
+      const segment = await findSegment(db, workspaceId, query.segmentId);
+      if (!segment) throw AppError.notFound('Segment');
+      const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: new Date() };
+      filters.condition = (params, workspace) => audienceCondition(segment.definition, context, params, workspace);
+    }
+    return filters;
+  }
+
+  return {
+    upsert: (workspaceId: string, input: UpsertContactInput) => upsertContact(db, workspaceId, input),
+
+    async list(workspaceId: string, query: ContactListInput) {
+      const filters = await filtersOf(workspaceId, query);
+      const page = { limit: query.pageSize, offset: (query.page - 1) * query.pageSize };
+      const { rows, total } = filters ? await listContacts(db, workspaceId, filters, page) : { rows: [], total: 0 };
+      const identities = await identitiesOf(db, workspaceId, rows.map((row) => row.id));
+      return { rows, identities, total };
+    },
+
+    async detail(workspaceId: string, contactId: string) {
+      const contact = await requireContact(workspaceId, contactId);
+      const [identities, tags, lists] = await Promise.all([
+        identitiesOf(db, workspaceId, [contactId]),
+        tagsOfContact(db, workspaceId, contactId),
+        listsOfContact(db, workspaceId, contactId),
+      ]);
+      return { contact, identities, tags, lists };
+    },
+
+    /** Erases the person: the contact row and, by cascade, everything hanging off it; the addresses stay suppressed. */
+    async erase(workspaceId: string, contactId: string): Promise<{ suppressed: number }> {
+      return db.transaction(async (transaction) => {
+        const identities = await deleteContact(db, workspaceId, contactId, transaction);
+        if (!identities) throw AppError.notFound('Contact');
+        await suppressErased(db, workspaceId, identities, transaction);
+        return { suppressed: identities.length };
+      });
+    },
+
+    /** Tags given by id must exist; tags given by name are created when missing (their natural key). */
+    async addTags(workspaceId: string, contactId: string, tags: string[]) {
+      const ids = [...new Set(tags.filter((tag) => UUID.test(tag)).map((tag) => tag.toLowerCase()))];
+      // Names are one tag in any case; the first spelling given is the one a new tag is created with.
+      const names = [...new Map(tags.filter((tag) => !UUID.test(tag)).reverse().map((name) => [name.toLowerCase(), name])).values()];
+      const added = await db.transaction(async (transaction) => {
+        if (!(await lockContact(db, workspaceId, contactId, transaction))) throw AppError.notFound('Contact');
+        const known = new Set((await findTags(db, workspaceId, ids, transaction)).map((tag) => tag.id));
+        const fieldErrors: Record<string, string[]> = {};
+        tags.forEach((tag, index) => {
+          if (UUID.test(tag) && !known.has(tag.toLowerCase())) fieldErrors[`tags[${index}]`] = ['No tag with this id in the workspace'];
+        });
+        if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
+        const named = await ensureTags(db, workspaceId, names, transaction);
+        return tagContact(db, workspaceId, contactId, [...new Set([...ids, ...named.map((tag) => tag.id)])], transaction);
+      });
+      return { added, tags: await tagsOfContact(db, workspaceId, contactId) };
+    },
+
+    /** Removing is idempotent: tags the contact does not have (or that do not exist) remove nothing. */
+    async removeTags(workspaceId: string, contactId: string, tags: string[]) {
+      await requireContact(workspaceId, contactId);
+      const current = await tagsOfContact(db, workspaceId, contactId);
+      const wanted = new Set(tags.map((tag) => tag.toLowerCase()));
+      const ids = current.filter((tag) => wanted.has(tag.id) || wanted.has(tag.name.toLowerCase())).map((tag) => tag.id);
+      const removed = await untagContact(db, workspaceId, contactId, ids);
+      return { removed, tags: await tagsOfContact(db, workspaceId, contactId) };
+    },
+
+    /**
+     * The contact's timeline as far as this version knows it: behavioural events, as touches of kind
+     * `event`. Messages, notes, conversions and enrollments join as their features land.
+     */
+    async journey(workspaceId: string, contactId: string, page: { limit: number; before?: string }) {
+      await requireContact(workspaceId, contactId);
+      const events = await contactEvents(db, workspaceId, contactId, { limit: page.limit, before: page.before ? new Date(page.before) : undefined });
+      return events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name }));
+    },
+  };
+}
+
+export type ContactService = ReturnType<typeof createContactService>;

@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import type { IdentityRecord } from '../../db/repositories/contact-identities';
+import type { ContactRecord } from '../../db/repositories/contacts';
+import type { UpsertOutcome } from './upsert';
+import type { ContactDetailSchema, ContactIdentitySchema, ContactSchema, ContactUpsertedSchema } from './schemas';
+
+export function identityView(identity: IdentityRecord): z.infer<typeof ContactIdentitySchema> {
+  return {
+    channel: identity.channel,
+    address: identity.address,
+    consent: identity.consent,
+    verified: identity.verified,
+    isPrimary: identity.isPrimary,
+  };
+}
+
+export function contactView(contact: ContactRecord, identities: readonly IdentityRecord[]): z.infer<typeof ContactSchema> {
+  return {
+    id: contact.id,
+    attributes: contact.attributes,
+    createdAt: contact.createdAt.toISOString(),
+    identities: identities.filter((identity) => identity.contactId === contact.id).map(identityView),
+  };
+}
+
+export function contactDetailView(detail: {
+  contact: ContactRecord;
+  identities: IdentityRecord[];
+  tags: Array<{ id: string; name: string }>;
+  lists: Array<{ id: string; name: string }>;
+}): z.infer<typeof ContactDetailSchema> {
+  return {
+    id: detail.contact.id,
+    attributes: detail.contact.attributes,
+    createdAt: detail.contact.createdAt.toISOString(),
+    identities: detail.identities.map(identityView),
+    tags: detail.tags,
+    lists: detail.lists,
+  };
+}
+
+export function contactUpsertedView(outcome: UpsertOutcome): z.infer<typeof ContactUpsertedSchema> {
+  return {
+    id: outcome.id,
+    created: outcome.created,
+    identitiesAdded: outcome.identitiesAdded,
+    ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}),
+  };
+}

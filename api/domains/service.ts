@@ -1,0 +1,117 @@
+import type { Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import { domainOf, normaliseAddress } from '../../core/addresses';
+import type { Config } from '../../core/config';
+import { generateDkimKeyPair } from '../../core/dkim-keys';
+import type { RecordSettings } from '../../core/dns-records';
+import { AppError } from '../../core/errors';
+import { parseMasterKey, sealSecret } from '../../core/secrets';
+import {
+  type DomainRecord,
+  findDomain,
+  insertDomain,
+  listDomains,
+  setInboundEnabled,
+  updateDomainDefaults,
+} from '../../db/repositories/domains';
+import type { CreateDomainInput, UpdateDomainInput } from './schemas';
+import { createDomainVerification, type DomainVerification } from './verification';
+
+export interface DomainServiceDeps {
+  db: Sequelize;
+  settings: RecordSettings;
+  masterKey: Buffer;
+  defaultRegion: string;
+  verification: DomainVerification;
+}
+
+export function createDomainService({ db, settings, masterKey, defaultRegion, verification }: DomainServiceDeps) {
+  const get = async (workspaceId: string, domainId: string): Promise<DomainRecord> => {
+    const domain = await findDomain(db, workspaceId, domainId);
+    if (!domain) throw AppError.notFound('Domain');
+    return domain;
+  };
+
+  return {
+    settings,
+    get,
+    list: (workspaceId: string) => listDomains(db, workspaceId),
+
+    /** Generates the domain's DKIM key and claims the name; a name held by any workspace is a 409. */
+    async create(workspaceId: string, input: CreateDomainInput): Promise<DomainRecord> {
+      const key = await generateDkimKeyPair();
+      const claim = await insertDomain(db, workspaceId, {
+        name: input.name,
+        region: input.region ?? defaultRegion,
+        defaultFromName: input.defaultFromName ?? null,
+        dkimSelector: key.selector,
+        dkimPublicKey: key.publicKey,
+        dkimPrivateKeySealed: sealSecret(masterKey, key.privateKeyPem),
+      });
+      if ('takenBy' in claim) {
+        throw claim.takenBy === 'this-workspace'
+          ? new AppError('conflict', `${input.name} is already added to this workspace`, { id: claim.id })
+          : new AppError('conflict', `${input.name} is already registered by another workspace`);
+      }
+      await verification.watch(claim.created);
+      return claim.created;
+    },
+
+    async update(workspaceId: string, domainId: string, input: UpdateDomainInput): Promise<DomainRecord> {
+      const domain = await get(workspaceId, domainId);
+      const changes: { defaultFromName?: string | null; defaultFromAddress?: string | null } = {};
+      if (input.defaultFromName !== undefined) changes.defaultFromName = input.defaultFromName;
+      if (input.defaultFromAddress !== undefined) {
+        changes.defaultFromAddress = input.defaultFromAddress === null ? null : addressOnDomain(input.defaultFromAddress, domain.name);
+      }
+      const updated = await updateDomainDefaults(db, workspaceId, domainId, changes);
+      if (!updated) throw AppError.notFound('Domain');
+      return updated;
+    },
+
+    /** Checks the records now, then makes sure the background checks run (a new window when none does). */
+    async verify(workspaceId: string, domainId: string): Promise<DomainRecord> {
+      const domain = await get(workspaceId, domainId);
+      await verification.checkNow(domain);
+      await verification.watch(domain);
+      return get(workspaceId, domainId);
+    },
+
+    async setInbound(workspaceId: string, domainId: string, enabled: boolean): Promise<DomainRecord> {
+      const domain = await setInboundEnabled(db, workspaceId, domainId, enabled);
+      if (!domain) throw AppError.notFound('Domain');
+      return domain;
+    },
+  };
+}
+
+/** The default from address must be a mailbox of this very domain (not a subdomain, not another domain). */
+function addressOnDomain(given: string, domainName: string): string {
+  const address = normaliseAddress(given.trim());
+  if (!address) throw invalidFromAddress(`"${given}" is not a valid email address`);
+  if (domainOf(address) !== domainName) throw invalidFromAddress(`The default from address must be on ${domainName}`);
+  return address;
+}
+
+const invalidFromAddress = (message: string): AppError =>
+  AppError.validation({ formErrors: [], fieldErrors: { defaultFromAddress: [message] } });
+
+export type DomainService = ReturnType<typeof createDomainService>;
+
+/** The service as the deployment configures it. */
+export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; temporal: Connection; logger: Logger }): DomainService {
+  const { config } = deps;
+  return createDomainService({
+    db: deps.db,
+    settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
+    masterKey: parseMasterKey(config.MASTER_KEY),
+    defaultRegion: config.AWS_REGION,
+    verification: createDomainVerification({
+      temporal: deps.temporal,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      logger: deps.logger,
+    }),
+  });
+}

@@ -1,0 +1,94 @@
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { findMessage, listMessageEvents, listMessages } from '../../db/repositories/messages';
+import { ok, type Reply, type RouteTable } from '../http/route';
+import {
+  EmailListQuery,
+  EmailListSchema,
+  EmailParams,
+  MessageStatusSchema,
+  SendEmailBatchBody,
+  SendEmailBatchResultSchema,
+  SendEmailBody,
+  SendResultSchema,
+} from './schemas';
+import type { SendOutcome, SendService } from './service';
+import { emailListRowView, messageStatusView } from './views';
+import { z } from 'zod';
+
+function singleReply(outcome: SendOutcome, idempotencyKey: string): Reply {
+  switch (outcome.status) {
+    case 'accepted':
+      return { status: 202, body: { id: outcome.id, status: 'queued', idempotencyKey, droppedRecipients: outcome.droppedRecipients } };
+    case 'duplicate':
+      return ok({ status: 'duplicate', idempotencyKey, id: outcome.id, ...(outcome.bodyMismatch && { bodyMismatch: true }) });
+    case 'failed':
+      throw outcome.error;
+  }
+}
+
+function batchItem(outcome: SendOutcome, index: number) {
+  switch (outcome.status) {
+    case 'accepted':
+      return { index, status: 'accepted' as const, id: outcome.id, duplicate: false, droppedRecipients: outcome.droppedRecipients };
+    case 'duplicate':
+      return { index, status: 'accepted' as const, id: outcome.id, duplicate: true };
+    case 'failed':
+      return { index, status: 'failed' as const, error: { code: outcome.error.code, message: outcome.error.message } };
+  }
+}
+
+export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequelize): void {
+  routes.post('/emails', 'email:send', {
+    summary: 'Send an email (accepted, then sent by a durable workflow)',
+    body: SendEmailBody,
+    responses: {
+      202: { description: 'Accepted and queued', schema: SendResultSchema },
+      200: { description: 'This idempotencyKey was already accepted: the first id', schema: SendResultSchema },
+      402: { description: 'Monthly plan quota exhausted' },
+      403: { description: 'domain_not_verified' },
+      409: { description: 'suppressed: no to recipient left' },
+    },
+    handle: async ({ principal, body }) => singleReply(await sends.send(principal, body), body.idempotencyKey),
+  });
+
+  routes.post('/emails/batch', 'email:send', {
+    summary: 'Send up to 100 emails; each item is accepted or refused on its own',
+    body: SendEmailBatchBody,
+    responses: { 207: { description: 'Per-item results aligned by index', schema: SendEmailBatchResultSchema } },
+    handle: async ({ principal, body }) => {
+      const items = body.emails.map((item) => {
+        const parsed = SendEmailBody.safeParse(item);
+        return parsed.success ? parsed.data : AppError.validation(z.flattenError(parsed.error));
+      });
+      const results = (await sends.sendBatch(principal, items)).map(batchItem);
+      const accepted = results.filter((result) => result.status === 'accepted').length;
+      return { status: 207, body: { accepted, failed: results.length - accepted, results } };
+    },
+  });
+
+  routes.get('/emails', 'email:send', {
+    summary: 'List sends, newest first',
+    query: EmailListQuery,
+    responses: { 200: { description: 'A page of sends', schema: EmailListSchema } },
+    handle: async ({ principal, query }) => {
+      const { rows, total } = await listMessages(db, principal.workspaceId, {
+        ...query,
+        from: query.from ? new Date(query.from) : undefined,
+        until: query.until ? new Date(query.until) : undefined,
+      });
+      return ok({ data: rows.map(emailListRowView), total, limit: query.limit, offset: query.offset });
+    },
+  });
+
+  routes.get('/emails/:id', 'email:send', {
+    summary: 'Status, metadata, attachments and the events timeline of a send',
+    params: EmailParams,
+    responses: { 200: { description: 'The send', schema: MessageStatusSchema }, 404: { description: 'No such send' } },
+    handle: async ({ principal, params }) => {
+      const message = await findMessage(db, principal.workspaceId, params.id);
+      if (!message) throw AppError.notFound('Email');
+      return ok(messageStatusView(message, await listMessageEvents(db, principal.workspaceId, message.id)));
+    },
+  });
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { AttachmentSourcesSchema } from '../attachments/schemas';
+
+/** `address`, `Name <address>`, several comma-separated in one string, or an array of those. */
+const addressList = (max: number, min = 1) =>
+  z.union([z.string().min(1), z.array(z.string().min(1)).min(min).max(max)]);
+
+// A subject or header value with a line break would start a new header.
+const singleLine = z.string().refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
+
+export const SendEmailBody = z
+  .object({
+    to: addressList(50).describe('Recipients; to + cc + bcc together at most 50'),
+    from: z.string().min(1).describe('<address> or <Name> <address> on a verified domain'),
+    subject: singleLine.pipe(z.string().min(1)).optional().describe('Required unless the template supplies it'),
+    html: z.string().optional().describe('Required unless templateId (or text alone) is given'),
+    text: z.string().optional().describe('Plain-text part; alone (no html, no templateId) the email is text-only'),
+    replyTo: addressList(10).optional(),
+    cc: addressList(50).optional(),
+    bcc: addressList(50).optional(),
+    templateId: z.string().min(1).optional().describe('Template id (uuid) or name'),
+    variables: z.record(z.string(), z.unknown()).optional(),
+    attachments: AttachmentSourcesSchema.optional(),
+    idempotencyKey: z.string().min(8).max(255),
+    disableTracking: z.boolean().default(false),
+    disableUtm: z.boolean().default(false),
+  })
+  .refine((body) => body.html !== undefined || body.text !== undefined || body.templateId !== undefined, {
+    message: 'Give html, text or templateId',
+    path: ['html'],
+  })
+  .refine((body) => body.subject !== undefined || body.templateId !== undefined, {
+    message: 'Required unless the template supplies it',
+    path: ['subject'],
+  })
+  .meta({ id: 'SendEmail' });
+
+export type SendEmailInput = z.infer<typeof SendEmailBody>;
+
+export const SendEmailBatchBody = z
+  .object({
+    emails: z.array(z.unknown()).min(1).max(100).describe('Send inputs, each validated on its own'),
+  })
+  .meta({ id: 'SendEmailBatch' });
+
+const DroppedRecipientSchema = z.object({ address: z.string(), reason: z.string() });
+
+export const SendResultSchema = z
+  .object({
+    id: z.string(),
+    status: z.string().describe('`queued` when accepted, `duplicate` for a repeated idempotencyKey'),
+    idempotencyKey: z.string(),
+    droppedRecipients: z.array(DroppedRecipientSchema).optional(),
+    bodyMismatch: z.boolean().optional().describe('On a duplicate: the repeat carried a different body'),
+  })
+  .meta({ id: 'SendResult' });
+
+export const BatchItemResultSchema = z
+  .object({
+    index: z.number().int(),
+    status: z.enum(['accepted', 'failed']),
+    id: z.string().optional(),
+    duplicate: z.boolean().optional(),
+    droppedRecipients: z.array(DroppedRecipientSchema).optional(),
+    error: z.object({ code: z.string(), message: z.string().optional() }).optional(),
+  })
+  .meta({ id: 'BatchItemResult' });
+
+export const SendEmailBatchResultSchema = z
+  .object({ accepted: z.number().int(), failed: z.number().int(), results: z.array(BatchItemResultSchema) })
+  .meta({ id: 'SendEmailBatchResult' });
+
+export const MessageEngagementSchema = z
+  .object({
+    opensHuman: z.number().int(),
+    opensMachine: z.number().int(),
+    clicks: z.number().int(),
+    contentClicks: z.number().int(),
+    lastLinkUrl: z.string().nullable(),
+    lastLinkRole: z.string().nullable(),
+    links: z.array(z.string()),
+    unsubscribed: z.boolean(),
+    bounced: z.boolean(),
+    lastEventAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'MessageEngagement' });
+
+export const MessageEventSchema = z
+  .object({
+    type: z.string(),
+    classification: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    linkUrl: z.string().nullable(),
+    linkId: z.string().nullable(),
+    linkRole: z.string().nullable(),
+    bounceType: z.string().nullable().optional(),
+    reason: z.string().nullable().optional(),
+  })
+  .meta({ id: 'MessageEvent' });
+
+export const EmailClickedLinkSchema = z
+  .object({
+    url: z.string(),
+    canonicalUrl: z.string(),
+    role: z.string().nullable(),
+    isContent: z.boolean(),
+    count: z.number().int(),
+    lastAt: z.iso.datetime(),
+  })
+  .meta({ id: 'EmailClickedLink' });
+
+const MessageKindSchema = z.enum(['transactional', 'campaign', 'automation']);
+
+export const MessageStatusSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.string(),
+    channel: z.string(),
+    to: z.string().nullable(),
+    toAddresses: z.array(z.string()),
+    from: z.string().nullable(),
+    subject: z.string().nullable(),
+    provider: z.string().nullable(),
+    providerMessageId: z.string().nullable(),
+    idempotencyKey: z.string(),
+    kind: MessageKindSchema,
+    campaignId: z.uuid().nullable(),
+    enrollmentId: z.uuid().nullable(),
+    contactId: z.uuid().nullable(),
+    attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.number().int() })),
+    createdAt: z.iso.datetime(),
+    engagement: MessageEngagementSchema,
+    links: z.array(EmailClickedLinkSchema),
+    events: z.array(MessageEventSchema),
+  })
+  .meta({ id: 'MessageStatus' });
+
+export const EmailListRowSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.string(),
+    to: z.string().nullable(),
+    from: z.string().nullable(),
+    subject: z.string().nullable(),
+    kind: MessageKindSchema,
+    campaignId: z.uuid().nullable(),
+    enrollmentId: z.uuid().nullable(),
+    contactId: z.uuid().nullable(),
+    createdAt: z.iso.datetime(),
+    engagement: MessageEngagementSchema,
+  })
+  .meta({ id: 'EmailListRow' });
+
+export const EmailListSchema = z
+  .object({ data: z.array(EmailListRowSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .meta({ id: 'EmailList' });
+
+export const EmailListQuery = z.object({
+  status: z.string().optional(),
+  kind: MessageKindSchema.optional(),
+  campaignId: z.uuid().optional(),
+  contactId: z.uuid().optional(),
+  to: z.string().optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const EmailParams = z.object({ id: z.uuid() });

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+export const NamedUpsertedSchema = z
+  .object({ id: z.uuid(), name: z.string().describe('As first created'), created: z.boolean() })
+  .meta({ id: 'NamedUpserted', description: 'A tag or list: created (201), or the existing one with that name in any case (200)' });
+
+export const CreateTagBody = z
+  .object({
+    name: z.string().trim().min(1).max(100).describe('Unique in the workspace, case-insensitively'),
+    color: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}$/, 'Expected a color like #1a2b3c')
+      .nullable()
+      .optional()
+      .describe('Used only on creation; a repeat leaves the existing tag as it is'),
+  })
+  .meta({ id: 'CreateTag' });
+
+export const TagSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    color: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    contacts: z.int().describe('Contacts with the tag'),
+  })
+  .meta({ id: 'Tag' });
+
+export const TagListSchema = z.object({ data: z.array(TagSchema) }).meta({ id: 'TagList' });
+
+export const TagParams = z.object({ id: z.uuid() });
+
+export const TagDeletedSchema = z.object({ deleted: z.literal(true), id: z.uuid() }).meta({ id: 'TagDeleted' });

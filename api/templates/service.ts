@@ -1,0 +1,107 @@
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { analyseTemplate } from '../../core/templates/analyse';
+import { type ChannelText, distinctChannels, sameContent, TEMPLATE_LIMITS, type TemplateContent } from '../../core/templates/content';
+import { type RenderedTemplate, renderTemplate } from '../../core/templates/render';
+import {
+  deleteTemplate,
+  findTemplate,
+  insertTemplate,
+  isTemplateNameTaken,
+  listTemplates,
+  type TemplateDraft,
+  type TemplateRecord,
+  updateTemplate,
+} from '../../db/repositories/templates';
+import type { CreateTemplateInput, UpdateTemplateInput } from './schemas';
+
+type BodyInput = CreateTemplateInput['body'];
+
+/** A blocks body may arrive as the array itself; it is kept as the JSON text the API returns. */
+function bodyText(body: BodyInput): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2);
+  if (text.length > TEMPLATE_LIMITS.body.max) {
+    throw AppError.validation({ formErrors: [], fieldErrors: { body: [`must be at most ${TEMPLATE_LIMITS.body.max} characters`] } });
+  }
+  return text;
+}
+
+/** An override object without overrides says nothing: it is kept as null. */
+function channelTextOf(channelText: ChannelText | null | undefined): ChannelText | null {
+  return channelText && Object.keys(channelText).length ? channelText : null;
+}
+
+/** Checks content (422 template_invalid pointing at the line) and derives its variables. */
+function draftOf(content: TemplateContent): TemplateDraft {
+  return { ...content, ...analyseTemplate(content) };
+}
+
+function nameTaken(name: string): AppError {
+  return new AppError('conflict', `A template named "${name}" already exists in this workspace`);
+}
+
+export function createTemplateService({ db }: { db: Sequelize }) {
+  async function requireTemplate(workspaceId: string, templateId: string): Promise<TemplateRecord> {
+    const template = await findTemplate(db, workspaceId, templateId);
+    if (!template) throw AppError.notFound('Template');
+    return template;
+  }
+
+  return {
+    list: (workspaceId: string, page: { limit: number; offset: number }) => listTemplates(db, workspaceId, page),
+
+    get: requireTemplate,
+
+    async create(workspaceId: string, input: CreateTemplateInput): Promise<TemplateRecord> {
+      const draft = draftOf({
+        channels: distinctChannels(input.channels),
+        format: input.format,
+        subject: input.subject ?? null,
+        body: bodyText(input.body),
+        channelText: channelTextOf(input.channelText),
+      });
+      try {
+        return await insertTemplate(db, workspaceId, input.name, draft);
+      } catch (error) {
+        if (isTemplateNameTaken(error)) throw nameTaken(input.name);
+        throw error;
+      }
+    },
+
+    /** Absent fields stay; a content change makes a new version, a rename alone does not. */
+    async update(workspaceId: string, templateId: string, input: UpdateTemplateInput): Promise<TemplateRecord> {
+      let updated: TemplateRecord | null;
+      try {
+        updated = await updateTemplate(db, workspaceId, templateId, (current) => {
+          const content: TemplateContent = {
+            channels: input.channels ? distinctChannels(input.channels) : current.channels,
+            format: input.format ?? current.format,
+            subject: input.subject === undefined ? current.subject : input.subject,
+            body: input.body === undefined ? current.body : bodyText(input.body),
+            channelText: input.channelText === undefined ? current.channelText : channelTextOf(input.channelText),
+          };
+          return { name: input.name, draft: sameContent(content, current) ? undefined : draftOf(content) };
+        });
+      } catch (error) {
+        if (isTemplateNameTaken(error)) throw nameTaken(input.name ?? '');
+        throw error;
+      }
+      if (!updated) throw AppError.notFound('Template');
+      return updated;
+    },
+
+    /** The spec: 409 while a campaign still uses the template. */
+    async remove(workspaceId: string, templateId: string): Promise<void> {
+      const outcome = await deleteTemplate(db, workspaceId, templateId);
+      if (outcome === 'not_found') throw AppError.notFound('Template');
+      if (outcome === 'in_use') throw new AppError('conflict', 'A campaign still uses this template');
+    },
+
+    async preview(workspaceId: string, templateId: string, input: { variables: Record<string, unknown>; strict: boolean }): Promise<RenderedTemplate> {
+      const template = await requireTemplate(workspaceId, templateId);
+      return renderTemplate({ ...template, id: template.versionId }, input.variables, { strict: input.strict });
+    },
+  };
+}
+
+export type TemplateService = ReturnType<typeof createTemplateService>;

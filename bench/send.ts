@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { QueryTypes } from 'sequelize';
+import { sendEmailWorkflow } from '../workflows/send-email';
+import { startEmailStack } from '../test/helpers/email-stack';
+import { createWorkspace } from '../test/helpers/factories';
+import { load } from './load';
+import { ms } from './stats';
+
+/**
+ * `npm run bench -- send`: accepted sends per second and latency of POST /emails (inline start and
+ * outbox-only), emails per second through POST /emails/batch, bare workflow starts on the same Temporal
+ * server in the same run, and the outbound rate achieved against the configured provider rate.
+ */
+const SINGLES = Number(process.env.BENCH_SINGLES ?? 3_000);
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 60);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const PROVIDER_RATE = Number(process.env.BENCH_PROVIDER_RATE ?? 14);
+const OUTBOUND = Number(process.env.BENCH_OUTBOUND ?? PROVIDER_RATE * 15);
+
+const line = (label: string, result: { perSecond: number; latency: { p50: number; p99: number }; statuses: object }, unit = 'requests/s') =>
+  console.log(`  ${label.padEnd(34)} ${result.perSecond.toFixed(0).padStart(6)} ${unit}   p50 ${ms(result.latency.p50)}   p99 ${ms(result.latency.p99)}   ${JSON.stringify(result.statuses)}`);
+
+async function acceptance(dispatch: 'inline' | 'outbox'): Promise<void> {
+  const stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_DISPATCH: dispatch, LOG_LEVEL: 'silent' } });
+  // Acceptance only: no worker takes the messages, so sending does not compete for the two cores.
+  await stack.stopWorkers();
+  const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
+  const domain = await stack.verifiedDomain(workspaceId);
+  const email = (key: string) => ({ from: `a@${domain}`, to: 'someone@example.org', subject: 'Hello', html: '<p>Hi</p>', idempotencyKey: key });
+  const run = randomUUID();
+  await load({ url: stack.api.url, path: '/api/v1/emails', key: apiKey, count: 300, concurrency: CONCURRENCY, body: (i) => email(`${run}-warm-${i}`) });
+  const single = await load({ url: stack.api.url, path: '/api/v1/emails', key: apiKey, count: SINGLES, concurrency: CONCURRENCY, body: (i) => email(`${run}-s-${i}`) });
+  line(`POST /emails (${dispatch})`, single);
+  const batch = await load({
+    url: stack.api.url,
+    path: '/api/v1/emails/batch',
+    key: apiKey,
+    count: BATCHES,
+    concurrency: 4,
+    body: (i) => ({ emails: Array.from({ length: 100 }, (_, j) => email(`${run}-b-${i}-${j}`)) }),
+  });
+  line(`POST /emails/batch (${dispatch}), 100 each`, { ...batch, perSecond: batch.perSecond * 100 }, 'emails/s  ');
+  await stack.close();
+}
+
+async function bareStarts(address: string): Promise<void> {
+  const client = new Client({ connection: await Connection.connect({ address }) });
+  const taskQueue = `bench-${randomUUID()}`;
+  const count = 1_000;
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        await client.workflow.start(sendEmailWorkflow, {
+          taskQueue,
+          workflowId: `bench-start-${randomUUID()}`,
+          args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue: taskQueue }],
+        });
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  console.log(`  ${'bare workflow starts (same server)'.padEnd(34)} ${(count / seconds).toFixed(0).padStart(6)} starts/s   (${count} starts, ${CONCURRENCY} at a time)`);
+  await client.connection.close();
+}
+
+async function outbound(): Promise<void> {
+  const stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_RATE_PER_SECOND: String(PROVIDER_RATE), LOG_LEVEL: 'silent' } });
+  const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
+  const domain = await stack.verifiedDomain(workspaceId);
+  // The sends worker must obey the configured rate, not the test stack's high one.
+  await stack.stopWorkers();
+  await stack.startWorkers(PROVIDER_RATE);
+  const run = randomUUID();
+  for (let i = 0; i < OUTBOUND; i += 100) {
+    const emails = Array.from({ length: Math.min(100, OUTBOUND - i) }, (_, j) => ({
+      from: `a@${domain}`, to: `r${i + j}@example.org`, subject: 'Rate', text: 'T', idempotencyKey: `${run}-${i + j}`,
+    }));
+    await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } });
+  }
+  for (;;) {
+    const [{ sent }] = await stack.api.db.query<{ sent: string }>(
+      `SELECT count(*) AS sent FROM messages WHERE workspace_id = $1 AND status = 'sent'`,
+      { bind: [workspaceId], type: QueryTypes.SELECT },
+    );
+    if (Number(sent) >= OUTBOUND) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const [span] = await stack.api.db.query<{ seconds: number }>(
+    `SELECT EXTRACT(EPOCH FROM max(e.created_at) - min(e.created_at))::float AS seconds
+     FROM message_events e JOIN messages m ON m.id = e.message_id WHERE m.workspace_id = $1 AND e.type = 'sent'`,
+    { bind: [workspaceId], type: QueryTypes.SELECT },
+  );
+  const rate = (OUTBOUND - 1) / span.seconds;
+  console.log(`  ${'outbound, provider rate limit'.padEnd(34)} ${rate.toFixed(2).padStart(6)} sends/s   configured ${PROVIDER_RATE}/s: ${((rate / PROVIDER_RATE) * 100).toFixed(1)}% (${OUTBOUND} messages over ${span.seconds.toFixed(1)} s)`);
+  await stack.close();
+}
+
+async function main(): Promise<void> {
+  console.log(`\nAcceptance (${SINGLES} single sends, ${CONCURRENCY} concurrent; ${BATCHES} batches of 100, 4 concurrent)`);
+  await acceptance('inline');
+  await acceptance('outbox');
+  await bareStarts(process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244');
+  console.log('\nDelivery');
+  await outbound();
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,163 @@
+import {
+  type BucketLocationConstraint,
+  CreateBucketCommand,
+  type CreateBucketCommandInput,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Config } from '../core/config';
+
+/**
+ * The S3-compatible store for blobs (attachments now, raw inbound mail later). Credentials come from the
+ * AWS SDK's own chain (AWS_ACCESS_KEY_ID, roles); the endpoint, when set, points at a stand-in or
+ * another S3-compatible service.
+ */
+export interface BlobStoreOptions {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  /** Create the bucket on first use when it is missing: development and tests, never production. */
+  createBucket: boolean;
+}
+
+export function blobStoreOptions(config: Pick<Config, 'S3_BUCKET' | 'AWS_REGION' | 'AWS_ENDPOINT_URL' | 'NODE_ENV'>): BlobStoreOptions {
+  return {
+    bucket: config.S3_BUCKET,
+    region: config.AWS_REGION,
+    endpoint: config.AWS_ENDPOINT_URL,
+    createBucket: config.NODE_ENV !== 'production',
+  };
+}
+
+export interface StoredObject {
+  size: number;
+  contentType: string | null;
+}
+
+export interface BlobStore {
+  readonly bucket: string;
+  put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** The object's bytes, or null when there is none; null also when it is larger than `maxBytes`. */
+  get(key: string, maxBytes: number): Promise<Buffer | null>;
+  head(key: string): Promise<StoredObject | null>;
+  /** Idempotent: deleting a missing object succeeds. */
+  delete(key: string): Promise<void>;
+  /** A URL to PUT exactly `size` bytes of `contentType` to; both headers are part of the signature. */
+  presignPut(key: string, file: { contentType: string; size: number }, expiresIn: number): Promise<string>;
+  presignGet(key: string, download: { contentType: string; disposition: string }, expiresIn: number): Promise<string>;
+  ensureBucket(): Promise<void>;
+  close(): void;
+}
+
+const isMissing = (error: unknown) =>
+  error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NoSuchKey' || error.name === 'NotFound');
+
+export function createBlobStore(options: BlobStoreOptions): BlobStore {
+  const client = new S3Client({
+    region: options.region,
+    endpoint: options.endpoint,
+    // Stand-ins and most S3-compatible services answer only path-style URLs; AWS itself takes both.
+    forcePathStyle: options.endpoint !== undefined,
+    // Checksums only where S3 requires them: a presigned PUT must not pin the checksum of an empty body.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  const Bucket = options.bucket;
+  let bucketReady: Promise<void> | null = null;
+
+  async function createIfMissing(): Promise<void> {
+    try {
+      await client.send(new HeadBucketCommand({ Bucket }));
+      return;
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+    const input: CreateBucketCommandInput = { Bucket };
+    // us-east-1 is the one region that refuses an explicit location constraint.
+    if (options.region !== 'us-east-1') input.CreateBucketConfiguration = { LocationConstraint: options.region as BucketLocationConstraint };
+    try {
+      await client.send(new CreateBucketCommand(input));
+    } catch (error) {
+      // Another process created it first.
+      if (!(error instanceof S3ServiceException && error.name === 'BucketAlreadyOwnedByYou')) throw error;
+    }
+  }
+
+  /** Once per process when creation is on; a failure is not remembered, so the next call tries again. */
+  function ensureBucket(): Promise<void> {
+    if (!options.createBucket) return Promise.resolve();
+    bucketReady ??= createIfMissing().catch((error: unknown) => {
+      bucketReady = null;
+      throw error;
+    });
+    return bucketReady;
+  }
+
+  return {
+    bucket: Bucket,
+    ensureBucket,
+
+    async put(key, body, contentType) {
+      await ensureBucket();
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+    },
+
+    async get(key, maxBytes) {
+      await ensureBucket();
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        if (!object.Body) return null;
+        if ((object.ContentLength ?? 0) > maxBytes) {
+          object.Body.transformToWebStream().cancel().catch(() => undefined);
+          return null;
+        }
+        return Buffer.from(await object.Body.transformToByteArray());
+      } catch (error) {
+        if (isMissing(error)) return null;
+        throw error;
+      }
+    },
+
+    async head(key) {
+      await ensureBucket();
+      try {
+        const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? null };
+      } catch (error) {
+        if (isMissing(error)) return null;
+        throw error;
+      }
+    },
+
+    async delete(key) {
+      await ensureBucket();
+      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+    },
+
+    async presignPut(key, file, expiresIn) {
+      await ensureBucket();
+      const command = new PutObjectCommand({ Bucket, Key: key, ContentType: file.contentType, ContentLength: file.size });
+      // Content-Length is signed by default; Content-Type only when named, and then the PUT must send it.
+      return getSignedUrl(client, command, { expiresIn, signableHeaders: new Set(['content-type']) });
+    },
+
+    async presignGet(key, download, expiresIn) {
+      await ensureBucket();
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: key,
+        ResponseContentType: download.contentType,
+        ResponseContentDisposition: download.disposition,
+      });
+      return getSignedUrl(client, command, { expiresIn });
+    },
+
+    close: () => client.destroy(),
+  };
+}

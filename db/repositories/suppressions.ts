@@ -1,0 +1,160 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { type Channel, normaliseAddress } from '../../core/identities';
+import type { SuppressionReason } from '../../core/suppressions';
+
+export interface SuppressionRecord {
+  channel: Channel;
+  address: string;
+  reason: SuppressionReason;
+  createdAt: Date;
+}
+
+interface SuppressionRow {
+  channel: Channel;
+  address: string;
+  reason: SuppressionReason;
+  created_at: Date;
+}
+
+const toSuppression = (row: SuppressionRow): SuppressionRecord => ({
+  channel: row.channel,
+  address: row.address,
+  reason: row.reason,
+  createdAt: row.created_at,
+});
+
+/**
+ * Which of these addresses the workspace must not message, and why. Addresses are matched in their
+ * normalised form (`Ann@Example.com` finds `ann@example.com`); the map is keyed by the addresses as
+ * given. Addresses that are not valid on the channel are never suppressed.
+ */
+export async function findSuppressed(
+  db: Sequelize,
+  workspaceId: string,
+  channel: Channel,
+  addresses: readonly string[],
+  transaction?: Transaction,
+): Promise<Map<string, SuppressionReason>> {
+  const normalisedOf = new Map<string, string>();
+  for (const address of addresses) {
+    const normalised = normaliseAddress(channel, address);
+    if (normalised.ok) normalisedOf.set(address, normalised.address);
+  }
+  const found = new Map<string, SuppressionReason>();
+  if (normalisedOf.size === 0) return found;
+  const rows = await db.query<{ address: string; reason: SuppressionReason }>(
+    'SELECT address, reason FROM suppressions WHERE workspace_id = $1 AND channel = $2 AND address = ANY($3::text[])',
+    { bind: [workspaceId, channel, [...new Set(normalisedOf.values())]], type: QueryTypes.SELECT, transaction },
+  );
+  const reasonOf = new Map(rows.map((row) => [row.address, row.reason]));
+  for (const [given, normalised] of normalisedOf) {
+    const reason = reasonOf.get(normalised);
+    if (reason) found.set(given, reason);
+  }
+  return found;
+}
+
+/**
+ * Suppresses a normalised address. The first reason stays: a complaint after an unsubscribe is still
+ * the unsubscribe. Returns the row as stored and whether this call created it.
+ */
+export async function addSuppression(
+  db: Sequelize,
+  workspaceId: string,
+  entry: { channel: Channel; address: string; reason: SuppressionReason },
+  transaction?: Transaction,
+): Promise<{ suppression: SuppressionRecord; created: boolean }> {
+  const inserted = await db.query<SuppressionRow>(
+    `INSERT INTO suppressions (workspace_id, channel, address, reason) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id, channel, address) DO NOTHING RETURNING *`,
+    { bind: [workspaceId, entry.channel, entry.address, entry.reason], type: QueryTypes.SELECT, transaction },
+  );
+  if (inserted[0]) return { suppression: toSuppression(inserted[0]), created: true };
+  const existing = await db.query<SuppressionRow>(
+    'SELECT * FROM suppressions WHERE workspace_id = $1 AND channel = $2 AND address = $3',
+    { bind: [workspaceId, entry.channel, entry.address], type: QueryTypes.SELECT, transaction },
+  );
+  return { suppression: toSuppression(existing[0]), created: false };
+}
+
+/**
+ * Suppresses addresses as delivery events report them (a hard bounce, a complaint, an unsubscribe),
+ * normalising each; invalid addresses are skipped and earlier reasons kept. Returns how many are new.
+ */
+export async function suppressAddresses(
+  db: Sequelize,
+  workspaceId: string,
+  channel: Channel,
+  addresses: readonly string[],
+  reason: SuppressionReason,
+  transaction?: Transaction,
+): Promise<number> {
+  const normalised = [
+    ...new Set(addresses.flatMap((address) => {
+      const result = normaliseAddress(channel, address);
+      return result.ok ? [result.address] : [];
+    })),
+  ];
+  if (normalised.length === 0) return 0;
+  const rows = await db.query(
+    `INSERT INTO suppressions (workspace_id, channel, address, reason)
+     SELECT $1, $2, address, $4 FROM unnest($3::text[]) AS suppressed (address)
+     ON CONFLICT (workspace_id, channel, address) DO NOTHING RETURNING address`,
+    { bind: [workspaceId, channel, normalised, reason], type: QueryTypes.SELECT, transaction },
+  );
+  return rows.length;
+}
+
+/** An erased contact's addresses: `erased` replaces any earlier reason, since it is what blocks a re-add. */
+export async function suppressErased(
+  db: Sequelize,
+  workspaceId: string,
+  identities: ReadonlyArray<{ channel: Channel; address: string }>,
+  transaction: Transaction,
+): Promise<void> {
+  if (identities.length === 0) return;
+  await db.query(
+    `INSERT INTO suppressions (workspace_id, channel, address, reason)
+     SELECT $1, channel, address, 'erased' FROM unnest($2::text[], $3::text[]) AS erased (channel, address)
+     ON CONFLICT (workspace_id, channel, address) DO UPDATE SET reason = 'erased'`,
+    {
+      bind: [workspaceId, identities.map((identity) => identity.channel), identities.map((identity) => identity.address)],
+      transaction,
+    },
+  );
+}
+
+export async function listSuppressions(
+  db: Sequelize,
+  workspaceId: string,
+  filters: { channel?: Channel; reason?: SuppressionReason; limit: number; offset: number },
+): Promise<{ rows: SuppressionRecord[]; total: number }> {
+  const where = 'workspace_id = $1 AND ($2::text IS NULL OR channel = $2) AND ($3::text IS NULL OR reason = $3)';
+  const bind = [workspaceId, filters.channel ?? null, filters.reason ?? null];
+  const [rows, counted] = await Promise.all([
+    db.query<SuppressionRow>(`SELECT * FROM suppressions WHERE ${where} ORDER BY created_at DESC, address LIMIT $4 OFFSET $5`, {
+      bind: [...bind, filters.limit, filters.offset],
+      type: QueryTypes.SELECT,
+    }),
+    db.query<{ total: string }>(`SELECT count(*) AS total FROM suppressions WHERE ${where}`, { bind, type: QueryTypes.SELECT }),
+  ]);
+  return { rows: rows.map(toSuppression), total: Number(counted[0].total) };
+}
+
+/** Lifts the suppression of an address on each given channel; returns the rows removed. */
+export async function deleteSuppressions(
+  db: Sequelize,
+  workspaceId: string,
+  candidates: ReadonlyArray<{ channel: Channel; address: string }>,
+): Promise<SuppressionRecord[]> {
+  if (candidates.length === 0) return [];
+  const rows = await db.query<SuppressionRow>(
+    `DELETE FROM suppressions s USING unnest($2::text[], $3::text[]) AS wanted (channel, address)
+     WHERE s.workspace_id = $1 AND s.channel = wanted.channel AND s.address = wanted.address RETURNING s.*`,
+    {
+      bind: [workspaceId, candidates.map((candidate) => candidate.channel), candidates.map((candidate) => candidate.address)],
+      type: QueryTypes.SELECT,
+    },
+  );
+  return rows.map(toSuppression);
+}

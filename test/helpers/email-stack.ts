@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Agent } from 'node:https';
+import { QueryTypes } from 'sequelize';
+import { createActivities } from '../../activities';
+import { generateDkimKeyPair } from '../../core/dkim-keys';
+import { parseMasterKey, sealSecret } from '../../core/secrets';
+import type { MessageStatus } from '../../db/repositories/messages';
+import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
+import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
+import { type ApiHarness, startApi } from './api-harness';
+import { startSmtpSink, type SmtpSink } from './smtp-sink';
+
+export interface EmailStack {
+  api: ApiHarness;
+  sink: SmtpSink;
+  /** Adds a verified domain (with its own DKIM key) to the workspace; returns its name. */
+  verifiedDomain: (workspaceId: string, options?: { defaultFromName?: string }) => Promise<string>;
+  /** Waits until the message reaches one of these statuses (or fails the test after a while). */
+  waitForStatus: (workspaceId: string, messageId: string, statuses: MessageStatus[], timeoutMs?: number) => Promise<MessageStatus>;
+  /** Starts the workers; `sendRate` is the sends queue's server-side limit (high by default, for tests). */
+  startWorkers: (sendRate?: number) => Promise<void>;
+  stopWorkers: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * The whole send path in one test file: the real API, a worker (default and sends queues) on the test
+ * Temporal server under a task-queue prefix of the file's own, and an SMTP sink as the provider.
+ */
+export async function startEmailStack(options: { snsAgent?: Agent; overrides?: Record<string, string> } = {}): Promise<EmailStack> {
+  const sink = await startSmtpSink();
+  const prefix = `test-${randomUUID()}-`;
+  const api = await startApi(
+    { TASK_QUEUE_PREFIX: prefix, SMTP_URL: sink.url, EMAIL_PROVIDER: 'smtp', SEND_DISPATCH: 'inline', ...options.overrides },
+    { snsAgent: options.snsAgent },
+  );
+  const config = api.config;
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  let running: Array<{ worker: Worker; done: Promise<void> }> = [];
+
+  const startWorkers = async (sendRate = 1_000) => {
+    const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities: createActivities({ db: api.db, config }) };
+    const workers = [await createDefaultWorker(workerOptions), await createSendsWorker({ ...workerOptions, ratePerSecond: sendRate })];
+    running = workers.map((worker) => ({ worker, done: worker.run() }));
+  };
+  const stopWorkers = async () => {
+    for (const { worker } of running) worker.shutdown();
+    await Promise.all(running.map(({ done }) => done));
+    running = [];
+  };
+  await startWorkers();
+
+  return {
+    api,
+    sink,
+    startWorkers,
+    stopWorkers,
+    verifiedDomain: async (workspaceId, domainOptions = {}) => {
+      const name = `mail-${randomUUID().slice(0, 8)}.example.com`;
+      const keys = await generateDkimKeyPair();
+      const claim = await insertDomain(api.db, workspaceId, {
+        name,
+        region: 'us-east-1',
+        defaultFromName: domainOptions.defaultFromName ?? null,
+        dkimSelector: keys.selector,
+        dkimPublicKey: keys.publicKey,
+        dkimPrivateKeySealed: sealSecret(parseMasterKey(config.MASTER_KEY), keys.privateKeyPem),
+      });
+      if (!('created' in claim)) throw new Error('domain name clash');
+      await saveDomainCheck(api.db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
+      return name;
+    },
+    waitForStatus: async (workspaceId, messageId, statuses, timeoutMs = 30_000) => {
+      let status: MessageStatus | undefined;
+      for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+        const rows = await api.db.query<{ status: MessageStatus }>('SELECT status FROM messages WHERE workspace_id = $1 AND id = $2', {
+          bind: [workspaceId, messageId],
+          type: QueryTypes.SELECT,
+        });
+        status = rows[0]?.status;
+        if (status && statuses.includes(status)) return status;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`message ${messageId} stayed ${status}, never ${statuses.join('/')}`);
+    },
+    close: async () => {
+      await stopWorkers();
+      await connection.close();
+      await api.close();
+      await sink.close();
+    },
+  };
+}

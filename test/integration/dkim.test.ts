@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { createDkimSigner, loadDkimKey } from '../../activities/dkim';
+import { loadConfig } from '../../core/config';
+import { generateDkimKeyPair } from '../../core/dkim-keys';
+import { dkimRecordName, dkimValue } from '../../core/dns-records';
+import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { insertDomain } from '../../db/repositories/domains';
+import { createSequelize } from '../../db/sequelize';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
+import { createWorkspace } from '../helpers/factories';
+
+/**
+ * Outgoing mail is signed with the domain's key (decisions). The proof is an independent verifier
+ * (mailauth, not our code) fetching the published key from a DNS server, as a receiving server would.
+ */
+describe('DKIM signing of outgoing mail', () => {
+  const config = loadConfig(process.env);
+  const masterKey = parseMasterKey(config.MASTER_KEY);
+  const db = createSequelize(config.DATABASE_URL);
+  const sign = createDkimSigner(db, masterKey);
+  let dns: TestDnsServer;
+
+  beforeAll(async () => {
+    dns = await startDnsServer();
+  });
+  afterAll(async () => {
+    await dns.close();
+    await db.close();
+  });
+
+  /** A workspace with one domain whose DKIM record is published, as after verification. */
+  async function domainWithPublishedKey() {
+    const { workspaceId } = await createWorkspace(db);
+    const name = `d${randomUUID().slice(0, 12)}.example.com`;
+    const key = await generateDkimKeyPair();
+    const claim = await insertDomain(db, workspaceId, {
+      name,
+      region: 'us-east-1',
+      defaultFromName: null,
+      dkimSelector: key.selector,
+      dkimPublicKey: key.publicKey,
+      dkimPrivateKeySealed: sealSecret(masterKey, key.privateKeyPem),
+    });
+    if (!('created' in claim)) throw new Error('domain not created');
+    dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));
+    return { workspaceId, name, selector: key.selector };
+  }
+
+  const compose = (from: string) =>
+    new MailComposer({
+      from,
+      to: 'Someone <someone@example.org>',
+      subject: 'Your receipt — № 42',
+      text: 'Thanks for your order.\n',
+      html: '<p>Thanks for your order.</p>',
+      attachments: [{ filename: 'receipt.txt', content: 'line one\r\nline two\r\n' }],
+    })
+      .compile()
+      .build();
+
+  it('a message from the domain verifies with mailauth against the published record', async () => {
+    const domain = await domainWithPublishedKey();
+    const signed = await sign(domain.workspaceId, `billing@${domain.name}`, await compose(`"Acme Billing" <billing@${domain.name}>`));
+    const verdict = await dkimVerify(signed, { resolver: dns.resolver });
+    expect(verdict.results).toHaveLength(1);
+    expect(verdict.results[0]).toMatchObject({ signingDomain: domain.name, selector: domain.selector, status: { result: 'pass', aligned: domain.name } });
+    expect(verdict.results[0]).toMatchObject({ algo: 'rsa-sha256', format: 'relaxed/relaxed' });
+  });
+
+  it('a message changed after signing, or a key that no longer matches the record, no longer passes', async () => {
+    const domain = await domainWithPublishedKey();
+    const signed = await sign(domain.workspaceId, `billing@${domain.name}`, await compose(`billing@${domain.name}`));
+    const tampered = Buffer.from(signed.toString('utf8').replace('Thanks for your order.', 'Pay to account 666.'));
+    // mailauth reports a body that no longer matches its hash as neutral (RFC 6376 §6.3 leaves the word to it).
+    expect((await dkimVerify(tampered, { resolver: dns.resolver })).results[0].status).toMatchObject({ result: 'neutral', comment: 'body hash did not verify' });
+
+    const rotated = await generateDkimKeyPair();
+    dns.setTxt(dkimRecordName(domain.selector, domain.name), dkimValue(rotated.publicKey));
+    expect((await dkimVerify(signed, { resolver: dns.resolver })).results[0].status.result).toBe('fail');
+  });
+
+  it('the key is found by the from address whatever its case or display name, and only in its own workspace', async () => {
+    const domain = await domainWithPublishedKey();
+    expect(await loadDkimKey(db, masterKey, domain.workspaceId, `Billing <BILLING@${domain.name.toUpperCase()}>`)).toMatchObject({
+      domainName: domain.name,
+      selector: domain.selector,
+      privateKeyPem: expect.stringMatching(/^-----BEGIN PRIVATE KEY-----/),
+    });
+    const other = await createWorkspace(db);
+    expect(await loadDkimKey(db, masterKey, other.workspaceId, `billing@${domain.name}`)).toBeNull();
+  });
+
+  it('a sender domain the workspace has not added leaves the message as it is', async () => {
+    const { workspaceId } = await createWorkspace(db);
+    const raw = await compose('someone@not-added.example.com');
+    expect(await sign(workspaceId, 'someone@not-added.example.com', raw)).toBe(raw);
+  });
+});

@@ -1,0 +1,63 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { startEmailStack, type EmailStack } from '../helpers/email-stack';
+import { createWorkspace } from '../helpers/factories';
+
+let stack: EmailStack;
+beforeAll(async () => {
+  stack = await startEmailStack();
+  // This file runs the worker as a real process, so it can be killed.
+  await stack.stopWorkers();
+});
+afterAll(() => stack.close());
+
+function startWorkerProcess(): ChildProcess {
+  const root = resolve(__dirname, '../..');
+  return spawn(resolve(root, 'node_modules/.bin/tsx'), ['workers/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      TASK_QUEUE_PREFIX: stack.api.config.TASK_QUEUE_PREFIX,
+      SMTP_URL: stack.sink.url,
+      EMAIL_PROVIDER: 'smtp',
+      LOG_LEVEL: 'silent',
+    },
+    stdio: 'ignore',
+  });
+}
+
+jest.setTimeout(180_000);
+
+describe('a worker killed in the middle of a send', () => {
+  it('the message still ends sent, delivered once, by the next worker', async () => {
+    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
+    const domain = await stack.verifiedDomain(workspaceId);
+    const held = stack.sink.holdNext();
+    const first = startWorkerProcess();
+
+    const accepted = await stack.api.call('POST', '/api/v1/emails', {
+      key: apiKey,
+      body: { from: `a@${domain}`, to: 'crash@example.org', subject: 'Survives', text: 'T', idempotencyKey: `fault-${Date.now()}` },
+    });
+    expect(accepted.status).toBe(202);
+    const id = (accepted.body as { id: string }).id;
+
+    // The provider has the bytes but has not answered: kill the worker right there.
+    await held.arrived;
+    first.kill('SIGKILL');
+    await new Promise((done) => first.once('exit', done));
+    expect(await stack.waitForStatus(workspaceId, id, ['sending', 'queued'])).toBe('sending');
+
+    const second = startWorkerProcess();
+    try {
+      // A new worker process starts, the dead attempt's heartbeat times out (10 s), and the retry sends.
+      expect(await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 120_000)).toBe('sent');
+    } finally {
+      second.kill('SIGTERM');
+      await new Promise((done) => second.once('exit', done));
+    }
+    expect(stack.sink.received.filter((mail) => mail.recipients.includes('crash@example.org'))).toHaveLength(1);
+    const status = await stack.api.call('GET', `/api/v1/emails/${id}`, { key: apiKey });
+    expect((status.body as { events: Array<{ type: string }> }).events.map((event) => event.type)).toEqual(['sent']);
+  });
+});

@@ -1,0 +1,43 @@
+import { parseSesNotification } from '../../core/ses-events';
+
+const mail = { messageId: '0100018c-ses-id', timestamp: '2026-11-22T10:00:00.000Z' };
+
+describe('SES notifications', () => {
+  it('a permanent bounce is hard and names the bounced recipients', () => {
+    const event = parseSesNotification({
+      notificationType: 'Bounce',
+      mail,
+      bounce: { bounceType: 'Permanent', bounceSubType: 'General', bouncedRecipients: [{ emailAddress: 'gone@example.org' }], timestamp: '2026-11-22T10:00:05.000Z' },
+    });
+    expect(event).toEqual({
+      type: 'bounce',
+      providerMessageId: '0100018c-ses-id',
+      bounceType: 'hard',
+      detail: 'Permanent/General',
+      recipients: ['gone@example.org'],
+      at: new Date('2026-11-22T10:00:05.000Z'),
+    });
+  });
+
+  it.each(['Transient', 'Undetermined'])('a %s bounce is soft', (bounceType) => {
+    const event = parseSesNotification({ eventType: 'Bounce', mail, bounce: { bounceType, bouncedRecipients: [{ emailAddress: 'full@example.org' }] } });
+    expect(event).toMatchObject({ type: 'bounce', bounceType: 'soft' });
+  });
+
+  it('reads complaints and deliveries in both notification formats', () => {
+    expect(parseSesNotification({ notificationType: 'Complaint', mail, complaint: { complainedRecipients: [{ emailAddress: 'a@x.org' }] } })).toMatchObject({
+      type: 'complaint',
+      recipients: ['a@x.org'],
+    });
+    expect(parseSesNotification({ eventType: 'Delivery', mail, delivery: { recipients: ['a@x.org'], timestamp: '2026-11-22T10:00:01Z' } })).toMatchObject({
+      type: 'delivered',
+      recipients: ['a@x.org'],
+    });
+  });
+
+  it('ignores what it does not act on, and malformed payloads', () => {
+    expect(parseSesNotification({ eventType: 'Send', mail })).toBeNull();
+    expect(parseSesNotification({ notificationType: 'Bounce', mail })).toBeNull();
+    expect(parseSesNotification('nonsense')).toBeNull();
+  });
+});

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import { Worker } from '@temporalio/worker';
+import { sendEmailWorkflow } from '../../workflows/send-email';
+import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+
+interface Calls {
+  rendered: number;
+  deliveries: number;
+  failed: string[];
+}
+
+/** Fake activities: rendering always works, delivery follows the script given. */
+function activities(calls: Calls, deliver: (attempt: number) => void) {
+  return {
+    renderEmail: async () => {
+      calls.rendered += 1;
+      return 'ready' as const;
+    },
+    deliverEmail: async () => {
+      calls.deliveries += 1;
+      deliver(calls.deliveries);
+    },
+    markMessageFailed: async (_workspaceId: string, _messageId: string, reason: string) => {
+      calls.failed.push(reason);
+    },
+  };
+}
+
+describe('send email workflow', () => {
+  let env: TimeSkippingEnv;
+  beforeAll(async () => {
+    env = await startTimeSkipping();
+  });
+  afterAll(() => env.close());
+
+  async function run(deliver: (attempt: number) => void): Promise<{ outcome: string; calls: Calls }> {
+    const calls: Calls = { rendered: 0, deliveries: 0, failed: [] };
+    const taskQueue = `${env.taskQueue}-${randomUUID()}`;
+    const sendsTaskQueue = `${taskQueue}-sends`;
+    const fakes = activities(calls, deliver);
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      activities: fakes,
+    });
+    const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: fakes });
+    const outcome = await sends.runUntil(
+      worker.runUntil(
+        env.workflowClient.execute(sendEmailWorkflow, {
+          taskQueue,
+          workflowId: `send:${randomUUID()}`,
+          args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue }],
+        }),
+      ),
+    );
+    return { outcome, calls };
+  }
+
+  it('provider throttling is retried with backoff until the provider accepts', async () => {
+    const { outcome, calls } = await run((attempt) => {
+      if (attempt < 4) throw Object.assign(new Error('Maximum sending rate exceeded'), { name: 'TooManyRequestsException' });
+    });
+    expect(outcome).toBe('sent');
+    expect(calls).toEqual({ rendered: 1, deliveries: 4, failed: [] });
+  });
+
+  it('a permanent refusal is not retried and marks the message failed with the reason', async () => {
+    const { outcome, calls } = await run(() => {
+      throw ApplicationFailure.create({ type: 'PermanentSendError', message: 'SMTP 550: mailbox unavailable' });
+    });
+    expect(outcome).toBe('failed');
+    expect(calls.deliveries).toBe(1);
+    expect(calls.failed).toEqual(['SMTP 550: mailbox unavailable']);
+  });
+
+  it('a provider that stays down is retried for about a day, then the message fails', async () => {
+    const { outcome, calls } = await run(() => {
+      throw new Error('connect ECONNREFUSED');
+    });
+    expect(outcome).toBe('failed');
+    expect(calls.deliveries).toBe(60);
+    expect(calls.failed).toHaveLength(1);
+  });
+});

@@ -3,7 +3,6 @@ import type { Sequelize } from 'sequelize';
 import { parseMailboxes, type Mailbox } from '../core/addresses';
 import {
   findMessage,
-  insertMessageEvent,
   loadRendered,
   type Message,
   moveStatus,
@@ -11,6 +10,7 @@ import {
   type RenderedEmail,
   saveRendered,
 } from '../db/repositories/messages';
+import { insertMessageEvent } from '../db/repositories/message-events';
 import { type EmailChannel, type OutboundAttachment, PermanentSendError } from './channels/email-channel';
 import { buildMime } from './channels/mime';
 

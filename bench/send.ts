@@ -67,7 +67,10 @@ async function bareStarts(address: string): Promise<void> {
 }
 
 async function outbound(): Promise<void> {
-  const stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_RATE_PER_SECOND: String(PROVIDER_RATE), LOG_LEVEL: 'silent' } });
+  const stack = await startEmailStack({
+    outbox: true,
+    overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_RATE_PER_SECOND: String(PROVIDER_RATE), LOG_LEVEL: 'silent' },
+  });
   const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
   const domain = await stack.verifiedDomain(workspaceId);
   // The sends worker must obey the configured rate, not the test stack's high one.

@@ -34,6 +34,8 @@ export const configSchema = z.object({
    */
   SEND_DISPATCH: z.enum(['inline', 'outbox']).default('inline'),
   SEND_START_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
+  /** Whether this worker drains the send outbox (one or more workers must; it is safe on all of them). */
+  SEND_OUTBOX: booleanString.default(true),
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),

@@ -8,7 +8,7 @@ PG_PORT="${PG_PORT:-55432}"
 REDIS_PORT="${REDIS_PORT:-56379}"
 PG_DATA="$DATA/postgres"
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-DATABASES=(messaging messaging_test)
+DATABASES=(messaging messaging_test messaging_bench)
 
 # PostgreSQL refuses to run as root; on machines where we are root it runs as the `postgres` user.
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }

@@ -64,6 +64,7 @@ async function main(): Promise<void> {
   const worker = await createDefaultWorker(options);
   const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
   const outbox = runOutbox({
+    enabled: config.SEND_OUTBOX,
     db,
     client,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,

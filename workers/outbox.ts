@@ -2,9 +2,10 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { startSendWorkflow } from '../api/emails/dispatch';
-import { drainOutbox } from '../db/repositories/messages';
+import { drainOutbox } from '../db/repositories/message-outbox';
 
 export interface OutboxOptions {
+  enabled: boolean;
   db: Sequelize;
   client: Client;
   taskQueuePrefix: string;
@@ -22,7 +23,7 @@ const CONCURRENT_STARTS = 50;
  * crash between commit and start, or for every message when the API runs in outbox mode.
  */
 export function runOutbox(options: OutboxOptions): { stop: () => Promise<void> } {
-  let running = true;
+  let running = options.enabled;
   const startAll = async (messages: Array<{ workspaceId: string; messageId: string }>) => {
     const started: string[] = [];
     for (let i = 0; i < messages.length; i += CONCURRENT_STARTS) {

@@ -1,12 +1,7 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import type { ProviderEvent } from '../../core/ses-events';
-import {
-  findByProviderMessageId,
-  insertMessageEvent,
-  type MessageStatus,
-  moveStatus,
-  touchEngagement,
-} from '../../db/repositories/messages';
+import { insertMessageEvent, touchEngagement } from '../../db/repositories/message-events';
+import { findByProviderMessageId, type MessageStatus, moveStatus } from '../../db/repositories/messages';
 
 export type Suppress = (
   workspaceId: string,

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
-import { markDispatched } from '../../db/repositories/messages';
+import { markDispatched } from '../../db/repositories/message-outbox';
 import { sendEmailWorkflow } from '../../workflows/send-email';
 
 export interface SendDispatcher {

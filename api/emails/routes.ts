@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { findMessage, listMessageEvents, listMessages } from '../../db/repositories/messages';
+import { listMessageEvents } from '../../db/repositories/message-events';
+import { findMessage, listMessages } from '../../db/repositories/messages';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import {
   EmailListQuery,

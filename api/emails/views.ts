@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import type { Message, MessageEvent } from '../../db/repositories/messages';
+import type { MessageEvent } from '../../db/repositories/message-events';
+import type { Message } from '../../db/repositories/messages';
 import type { EmailListRowSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
 
 function engagementView(message: Message): z.infer<typeof MessageEngagementSchema> {

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { insertMessageEvent } from './message-events';
 
 export type MessageKind = 'transactional' | 'campaign' | 'automation';
 export type MessageStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'canceled';
@@ -181,13 +182,6 @@ export async function findMessage(db: Sequelize, workspaceId: string, messageId:
   return rows[0] ? toMessage(rows[0]) : null;
 }
 
-export async function markDispatched(db: Sequelize, messageIds: readonly string[]): Promise<void> {
-  if (messageIds.length === 0) return;
-  await db.query('UPDATE messages SET dispatched_at = now() WHERE id = ANY($1::uuid[]) AND dispatched_at IS NULL', {
-    bind: [messageIds],
-  });
-}
-
 export interface RenderedEmail {
   subject: string;
   html?: string;
@@ -229,40 +223,6 @@ export async function moveStatus(
   return rows.length === 1;
 }
 
-export interface NewMessageEvent {
-  type: string;
-  classification?: string | null;
-  reason?: string | null;
-  bounceType?: string | null;
-  providerEventId?: string | null;
-  data?: Record<string, unknown>;
-  at?: Date;
-}
-
-/** Stores an event once (a redelivered provider notification has the same provider event id). */
-export async function insertMessageEvent(
-  db: Sequelize,
-  workspaceId: string,
-  messageId: string,
-  event: NewMessageEvent,
-  transaction?: Transaction,
-): Promise<boolean> {
-  const rows = await db.query<{ id: string }>(
-    `INSERT INTO message_events (id, workspace_id, message_id, type, classification, reason, bounce_type, provider_event_id, data, created_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, now()))
-     ON CONFLICT (message_id, provider_event_id) DO NOTHING RETURNING id`,
-    {
-      bind: [
-        workspaceId, messageId, event.type, event.classification ?? null, event.reason ?? null, event.bounceType ?? null,
-        event.providerEventId ?? null, JSON.stringify(event.data ?? {}), event.at ?? null,
-      ],
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  return rows.length === 1;
-}
-
 /** Records the provider's acceptance: status sent, its id, and the `sent` event, in one transaction. */
 export async function recordSent(db: Sequelize, workspaceId: string, messageId: string, provider: string, providerMessageId: string): Promise<void> {
   await db.transaction(async (transaction) => {
@@ -273,38 +233,6 @@ export async function recordSent(db: Sequelize, workspaceId: string, messageId: 
     );
     await insertMessageEvent(db, workspaceId, messageId, { type: 'sent', providerEventId: `sent:${providerMessageId}` }, transaction);
   });
-}
-
-export interface MessageEvent {
-  type: string;
-  classification: string | null;
-  reason: string | null;
-  bounceType: string | null;
-  linkUrl: string | null;
-  linkId: string | null;
-  linkRole: string | null;
-  createdAt: Date;
-}
-
-export async function listMessageEvents(db: Sequelize, workspaceId: string, messageId: string): Promise<MessageEvent[]> {
-  const rows = await db.query<{
-    type: string; classification: string | null; reason: string | null; bounce_type: string | null;
-    link_url: string | null; link_id: string | null; link_role: string | null; created_at: Date;
-  }>(
-    `SELECT type, classification, reason, bounce_type, link_url, link_id, link_role, created_at
-     FROM message_events WHERE workspace_id = $1 AND message_id = $2 ORDER BY created_at, id`,
-    { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
-  );
-  return rows.map((row) => ({
-    type: row.type,
-    classification: row.classification,
-    reason: row.reason,
-    bounceType: row.bounce_type,
-    linkUrl: row.link_url,
-    linkId: row.link_id,
-    linkRole: row.link_role,
-    createdAt: row.created_at,
-  }));
 }
 
 export interface MessageFilters {
@@ -347,32 +275,6 @@ export async function listMessages(db: Sequelize, workspaceId: string, filters: 
   return { rows: rows.map(toMessage), total: Number(counted[0].total) };
 }
 
-/**
- * The outbox: claims messages whose send workflow is not known to be started, hands them to `start`
- * and marks the ones it started. SKIP LOCKED lets several workers drain it without waiting on each other;
- * `minAgeMs` leaves fresh rows to the API's own start.
- */
-export async function drainOutbox(
-  db: Sequelize,
-  options: { minAgeMs: number; limit: number },
-  start: (messages: Array<{ workspaceId: string; messageId: string }>) => Promise<string[]>,
-): Promise<number> {
-  return db.transaction(async (transaction) => {
-    const rows = await db.query<{ id: string; workspace_id: string }>(
-      `SELECT id, workspace_id FROM messages
-       WHERE dispatched_at IS NULL AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
-       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      { bind: [options.minAgeMs, options.limit], type: QueryTypes.SELECT, transaction },
-    );
-    if (rows.length === 0) return 0;
-    const started = await start(rows.map((row) => ({ workspaceId: row.workspace_id, messageId: row.id })));
-    if (started.length) {
-      await db.query('UPDATE messages SET dispatched_at = now() WHERE id = ANY($1::uuid[])', { bind: [started], transaction });
-    }
-    return started.length;
-  });
-}
-
 /** Provider callbacks carry the provider's id only; this is the one lookup that finds the workspace. */
 export async function findByProviderMessageId(
   db: Sequelize,
@@ -384,19 +286,4 @@ export async function findByProviderMessageId(
     { bind: [provider, providerMessageId], type: QueryTypes.SELECT },
   );
   return rows[0] ? { workspaceId: rows[0].workspace_id, messageId: rows[0].id } : null;
-}
-
-/** Folds a bounce or delivery into the message's engagement summary and last-event time. */
-export async function touchEngagement(
-  db: Sequelize,
-  workspaceId: string,
-  messageId: string,
-  change: { bounced?: boolean; at: Date },
-  transaction?: Transaction,
-): Promise<void> {
-  await db.query(
-    `UPDATE messages SET bounced = bounced OR $3, last_event_at = GREATEST(COALESCE(last_event_at, $4), $4), updated_at = now()
-     WHERE workspace_id = $1 AND id = $2`,
-    { bind: [workspaceId, messageId, change.bounced ?? false, change.at], transaction },
-  );
 }

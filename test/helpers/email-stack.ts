@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { pino } from 'pino';
 import type { Agent } from 'node:https';
 import { QueryTypes } from 'sequelize';
 import { createActivities } from '../../activities';
@@ -8,6 +10,7 @@ import { parseMasterKey, sealSecret } from '../../core/secrets';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
+import { runOutbox } from '../../workers/outbox';
 import { type ApiHarness, startApi } from './api-harness';
 import { startSmtpSink, type SmtpSink } from './smtp-sink';
 
@@ -28,7 +31,9 @@ export interface EmailStack {
  * The whole send path in one test file: the real API, a worker (default and sends queues) on the test
  * Temporal server under a task-queue prefix of the file's own, and an SMTP sink as the provider.
  */
-export async function startEmailStack(options: { snsAgent?: Agent; overrides?: Record<string, string> } = {}): Promise<EmailStack> {
+export async function startEmailStack(
+  options: { snsAgent?: Agent; overrides?: Record<string, string>; outbox?: boolean } = {},
+): Promise<EmailStack> {
   const sink = await startSmtpSink();
   const prefix = `test-${randomUUID()}-`;
   const api = await startApi(
@@ -38,13 +43,21 @@ export async function startEmailStack(options: { snsAgent?: Agent; overrides?: R
   const config = api.config;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
+  // Off by default: test files share one database, and an outbox starts every undispatched message in it.
+  let outbox: { stop: () => Promise<void> } | null = null;
 
   const startWorkers = async (sendRate = 1_000) => {
     const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities: createActivities({ db: api.db, config }) };
     const workers = [await createDefaultWorker(workerOptions), await createSendsWorker({ ...workerOptions, ratePerSecond: sendRate })];
     running = workers.map((worker) => ({ worker, done: worker.run() }));
+    if (options.outbox) {
+      const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
+      outbox = runOutbox({ enabled: true, db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), minAgeMs: 5_000, intervalMs: 1_000 });
+    }
   };
   const stopWorkers = async () => {
+    await outbox?.stop();
+    outbox = null;
     for (const { worker } of running) worker.shutdown();
     await Promise.all(running.map(({ done }) => done));
     running = [];

@@ -21,9 +21,29 @@ function startWorkerProcess(): ChildProcess {
       SMTP_URL: stack.sink.url,
       EMAIL_PROVIDER: 'smtp',
       LOG_LEVEL: 'silent',
+      // Other test files share this database: this worker must not start their messages.
+      SEND_OUTBOX: 'false',
     },
     stdio: 'ignore',
+    // Its own process group: tsx runs the worker in a child process, and a kill must reach that one.
+    detached: true,
   });
+}
+
+async function kill(worker: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const exited = new Promise((done) => worker.once('exit', done));
+  process.kill(-(worker.pid as number), signal);
+  await exited;
+  // The group's other members (the real worker under tsx) must be gone too before the test goes on.
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    try {
+      process.kill(-(worker.pid as number), 0);
+    } catch {
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error('the worker process group is still alive');
 }
 
 jest.setTimeout(180_000);
@@ -44,8 +64,7 @@ describe('a worker killed in the middle of a send', () => {
 
     // The provider has the bytes but has not answered: kill the worker right there.
     await held.arrived;
-    first.kill('SIGKILL');
-    await new Promise((done) => first.once('exit', done));
+    await kill(first, 'SIGKILL');
     expect(await stack.waitForStatus(workspaceId, id, ['sending', 'queued'])).toBe('sending');
 
     const second = startWorkerProcess();
@@ -53,8 +72,7 @@ describe('a worker killed in the middle of a send', () => {
       // A new worker process starts, the dead attempt's heartbeat times out (10 s), and the retry sends.
       expect(await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 120_000)).toBe('sent');
     } finally {
-      second.kill('SIGTERM');
-      await new Promise((done) => second.once('exit', done));
+      await kill(second, 'SIGTERM');
     }
     expect(stack.sink.received.filter((mail) => mail.recipients.includes('crash@example.org'))).toHaveLength(1);
     const status = await stack.api.call('GET', `/api/v1/emails/${id}`, { key: apiKey });

@@ -1,5 +1,5 @@
-import { domainToASCII } from 'node:url';
 import addressparser from 'nodemailer/lib/addressparser';
+import { type Normalised, normaliseEmail } from './identities';
 
 /**
  * Recipients and senders: `address`, `Display Name <address>`, several in one string separated by
@@ -17,23 +17,19 @@ export type AddressInput = string | readonly string[];
 
 export type ParsedMailboxes = { ok: true; mailboxes: Mailbox[] } | { ok: false; error: string };
 
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 // CR and LF would let a value start a new header; other control characters have no place in an address.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export function normaliseAddress(raw: string): string | null {
-  const at = raw.lastIndexOf('@');
-  if (at <= 0 || at === raw.length - 1 || raw.length > 254) return null;
-  const local = raw.slice(0, at);
-  const domain = domainToASCII(raw.slice(at + 1).toLowerCase());
-  if (local.length > 64 || !LOCAL_PART.test(local)) return null;
-  if (!domain || domain.length > 253) return null;
-  const labels = domain.split('.');
-  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return null;
-  if (/^\d+$/.test(labels[labels.length - 1])) return null;
-  return `${local}@${domain}`;
+/**
+ * The address to send to: validated by the same rules as a contact's email identity, with the domain in
+ * its lower-case ASCII form. Unlike the identity key, the local part keeps the sender's casing, as written.
+ */
+export function normaliseAddress(raw: string): Normalised {
+  const checked = normaliseEmail(raw);
+  if (!checked.ok) return checked;
+  const given = raw.trim();
+  return { ok: true, address: `${given.slice(0, given.lastIndexOf('@'))}@${domainOf(checked.address)}` };
 }
 
 export function parseMailboxes(input: AddressInput): ParsedMailboxes {
@@ -44,9 +40,9 @@ export function parseMailboxes(input: AddressInput): ParsedMailboxes {
     const parsed = addressparser(part, { flatten: true });
     if (parsed.length === 0) return { ok: false, error: `No address found in "${part}"` };
     for (const entry of parsed) {
-      const address = normaliseAddress(entry.address);
-      if (!address) return { ok: false, error: `"${entry.address || entry.name}" is not a valid email address` };
-      mailboxes.push({ name: entry.name.trim() || null, address });
+      const normalised = normaliseAddress(entry.address);
+      if (!normalised.ok) return { ok: false, error: `"${entry.address || entry.name}" is not a valid email address: ${normalised.reason}` };
+      mailboxes.push({ name: entry.name.trim() || null, address: normalised.address });
     }
   }
   return { ok: true, mailboxes };

@@ -88,10 +88,10 @@ export function createDomainService({ db, settings, masterKey, defaultRegion, ve
 
 /** The default from address must be a mailbox of this very domain (not a subdomain, not another domain). */
 function addressOnDomain(given: string, domainName: string): string {
-  const address = normaliseAddress(given.trim());
-  if (!address) throw invalidFromAddress(`"${given}" is not a valid email address`);
-  if (domainOf(address) !== domainName) throw invalidFromAddress(`The default from address must be on ${domainName}`);
-  return address;
+  const normalised = normaliseAddress(given.trim());
+  if (!normalised.ok) throw invalidFromAddress(`"${given}" is not a valid email address: ${normalised.reason}`);
+  if (domainOf(normalised.address) !== domainName) throw invalidFromAddress(`The default from address must be on ${domainName}`);
+  return normalised.address;
 }
 
 const invalidFromAddress = (message: string): AppError =>

@@ -28,8 +28,8 @@ describe('recipient parsing', () => {
   });
 
   it('lower-cases only the domain and turns an internationalised domain into its ASCII form', () => {
-    expect(normaliseAddress('John.Doe@Example.COM')).toBe('John.Doe@example.com');
-    expect(normaliseAddress('u@exämple.com')).toBe('u@xn--exmple-cua.com');
+    expect(normaliseAddress('John.Doe@Example.COM')).toEqual({ ok: true, address: 'John.Doe@example.com' });
+    expect(normaliseAddress('u@exämple.com')).toEqual({ ok: true, address: 'u@xn--exmple-cua.com' });
   });
 
   it.each([

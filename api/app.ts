@@ -13,6 +13,7 @@ import { findDomainByName } from '../db/repositories/domains';
 import { findSuppressed, suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
+import type { PublicFetchOptions } from '../services/public-fetch';
 import { callbackRoutes } from './callbacks/routes';
 import { createSendDispatcher } from './emails/dispatch';
 import { emailRoutes } from './emails/routes';
@@ -55,6 +56,8 @@ export interface AppDeps {
   keyCache: KeyCache;
   /** The S3-compatible store (attachments); built from the config when not given. */
   blobs?: BlobStore;
+  /** Options of the attachment URL fetcher (tests point it at a local stand-in of a public server). */
+  attachmentFetch?: Partial<PublicFetchOptions>;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
@@ -121,7 +124,7 @@ export function createApp(deps: AppDeps): Express {
   templateRoutes(table('Templates'), createTemplateService({ db }));
   attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
 
-  const sources = createAttachmentSources({ db, blobs });
+  const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });
   const checks: SendChecks = {
     verifiedDomain: async (workspaceId, name) => {
       const domain = await findDomainByName(db, workspaceId, name);

@@ -34,7 +34,7 @@ export interface ApiResponse {
  */
 export async function startApi(
   overrides: Partial<Record<keyof Config, string>> = {},
-  extras: Pick<AppDeps, 'extend' | 'snsAgent'> = {},
+  extras: Pick<AppDeps, 'extend' | 'snsAgent' | 'attachmentFetch'> = {},
 ): Promise<ApiHarness> {
   const config = loadConfig({ ...process.env, ...overrides });
   const db = createSequelize(config.DATABASE_URL);

@@ -11,6 +11,7 @@ import type { MessageStatus } from '../../db/repositories/messages';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { runOutbox } from '../../workers/outbox';
+import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
 import { startSmtpSink, type SmtpSink } from './smtp-sink';
 
@@ -32,13 +33,13 @@ export interface EmailStack {
  * Temporal server under a task-queue prefix of the file's own, and an SMTP sink as the provider.
  */
 export async function startEmailStack(
-  options: { snsAgent?: Agent; overrides?: Record<string, string>; outbox?: boolean } = {},
+  options: { snsAgent?: Agent; attachmentFetch?: AppDeps['attachmentFetch']; overrides?: Record<string, string>; outbox?: boolean } = {},
 ): Promise<EmailStack> {
   const sink = await startSmtpSink();
   const prefix = `test-${randomUUID()}-`;
   const api = await startApi(
     { TASK_QUEUE_PREFIX: prefix, SMTP_URL: sink.url, EMAIL_PROVIDER: 'smtp', SEND_DISPATCH: 'inline', ...options.overrides },
-    { snsAgent: options.snsAgent },
+    { snsAgent: options.snsAgent, attachmentFetch: options.attachmentFetch },
   );
   const config = api.config;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });

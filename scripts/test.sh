@@ -53,7 +53,8 @@ tsx scripts/migrate.ts >/dev/null
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
 wait_port "$moto_port" "the AWS stand-in"
 status=0
-jest --json --outputFile=.data/logs/jest-results.json "$@" || status=$?
+# --forceExit: a failing test that leaves a socket open must still end the run (and CI) promptly.
+jest --json --outputFile=.data/logs/jest-results.json --forceExit "$@" || status=$?
 # A plain closing line that any CI reads, whatever the runner.
 node -e '
   const r = require("./.data/logs/jest-results.json");

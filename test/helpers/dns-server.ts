@@ -74,14 +74,28 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     send(response);
   };
 
-  const udp = dns2.createUDPServer(handle as dns2.DnsHandler);
-  await udp.listen(0, '127.0.0.1');
-  const port = (udp.address() as AddressInfo).port;
-  const tcp = dns2.createTCPServer(handle as dns2.DnsHandler);
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, '127.0.0.1', () => resolve());
-  });
+  // UDP takes an ephemeral port and TCP must then get the same number, which another socket may already
+  // hold on TCP: on a clash, give both up and try another port.
+  let udp: ReturnType<typeof dns2.createUDPServer>;
+  let tcp: ReturnType<typeof dns2.createTCPServer>;
+  let port = 0;
+  for (let attempt = 1; ; attempt += 1) {
+    udp = dns2.createUDPServer(handle as dns2.DnsHandler);
+    await udp.listen(0, '127.0.0.1');
+    port = (udp.address() as AddressInfo).port;
+    tcp = dns2.createTCPServer(handle as dns2.DnsHandler);
+    const bound = tcp;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        bound.once('error', reject);
+        bound.listen(port, '127.0.0.1', () => resolve());
+      });
+      break;
+    } catch (error) {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      if (attempt >= 20) throw error;
+    }
+  }
   const address = `127.0.0.1:${port}`;
   const resolver = new Resolver({ timeout: 1_000, tries: 1 });
   resolver.setServers([address]);

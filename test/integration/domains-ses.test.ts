@@ -104,7 +104,8 @@ describe('domains with SES as the provider (BYODKIM)', () => {
     });
   });
   afterAll(async () => {
-    await Promise.all([dns.close(), ses.close(), db.close()]);
+    // Set-up may have failed part-way: close what exists.
+    await Promise.all([dns?.close(), ses?.close(), db.close()]);
   });
 
   /** A domain whose records are all published correctly. */

@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
   }
   const redis = createRedis(config.REDIS_URL);
+  // While Redis is away, requests degrade (see createRedis); the reconnect errors are worth a warning each.
+  redis.on('error', (err: Error) => logger.warn({ err }, 'Redis connection error'));
   const subscriber = createSubscriber(config.REDIS_URL);
   // Serving before Redis connects would count the first requests' rate limits per process only.
   if (!(await redisReady(redis, 5_000))) {
@@ -25,7 +27,8 @@ async function main(): Promise<void> {
   }
   const temporal = connectTemporalForApi(config.TEMPORAL_ADDRESS);
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
-  onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch((err: unknown) => {
+  const logRedisError = (err: Error) => logger.warn({ err }, 'Redis subscriber connection error');
+  onKeyRevocation(subscriber, (hash) => keyCache.evict(hash), logRedisError).catch((err: unknown) => {
     logger.warn({ err }, 'key revocation channel unavailable; cached keys expire by TTL');
   });
 

@@ -14,7 +14,13 @@ export async function publishKeyRevocation(redis: Redis, keyHash: string): Promi
   }
 }
 
-export async function onKeyRevocation(subscriber: Redis, evict: (keyHash: string) => void): Promise<void> {
+export async function onKeyRevocation(
+  subscriber: Redis,
+  evict: (keyHash: string) => void,
+  onError: (error: Error) => void = () => undefined,
+): Promise<void> {
+  // ioredis reconnects by itself; without a listener each connection error is reported as unhandled.
+  subscriber.on('error', onError);
   subscriber.on('message', (channel: string, keyHash: string) => {
     if (channel === CHANNEL) evict(keyHash);
   });

@@ -17,9 +17,12 @@ export function createRedis(url: string): Redis {
   });
 }
 
-/** A connection for SUBSCRIBE, which cannot share a connection with ordinary commands. */
+/**
+ * A connection for SUBSCRIBE, which cannot share a connection with ordinary commands. No ready check:
+ * it sends INFO, which a connection already in subscriber mode refuses after a reconnect.
+ */
 export function createSubscriber(url: string): Redis {
-  return new Redis(url, { connectTimeout: 2_000, retryStrategy: reconnect });
+  return new Redis(url, { connectTimeout: 2_000, retryStrategy: reconnect, enableReadyCheck: false });
 }
 
 /** Waits for the connection, at most `timeoutMs`; false when Redis did not answer in time. */

@@ -19,6 +19,8 @@ export interface ApiHarness {
   redis: Redis;
   /** Sends a JSON request; `key` becomes the Bearer token. */
   call: (method: string, path: string, options?: { key?: string; body?: unknown; raw?: string }) => Promise<ApiResponse>;
+  /** A caller under `/api/v1` that always sends this key: `api.as(key)('GET', '/contacts')`. */
+  as: (key: string) => (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
   close: () => Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startApi(
     db,
     redis,
     call,
+    as: (key) => (method, path, body) => call(method, `/api/v1${path}`, { key, body }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -45,7 +45,7 @@ export async function startEmailStack(
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
   // Off by default: test files share one database, and an outbox starts every undispatched message in it.
-  let outbox: { stop: () => Promise<void> } | null = null;
+  let outbox: { stop: () => Promise<void>; client: Client } | null = null;
 
   const startWorkers = async (sendRate = 1_000) => {
     const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities: createActivities({ db: api.db, config }) };
@@ -53,12 +53,16 @@ export async function startEmailStack(
     running = workers.map((worker) => ({ worker, done: worker.run() }));
     if (options.outbox) {
       const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
-      outbox = runOutbox({ enabled: true, db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), minAgeMs: 5_000, intervalMs: 1_000 });
+      const loop = runOutbox({ enabled: true, db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), minAgeMs: 5_000, intervalMs: 1_000 });
+      outbox = { stop: loop.stop, client };
     }
   };
   const stopWorkers = async () => {
-    await outbox?.stop();
-    outbox = null;
+    if (outbox) {
+      await outbox.stop();
+      await outbox.client.connection.close();
+      outbox = null;
+    }
     for (const { worker } of running) worker.shutdown();
     await Promise.all(running.map(({ done }) => done));
     running = [];

@@ -15,7 +15,7 @@ describe('contacts and audiences are isolated per workspace', () => {
 
   async function seeded() {
     const { apiKey } = await createWorkspace(api.db);
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    const call = api.as(apiKey);
     const contact = (await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'shared@example.com' }], attributes: { plan: 'pro' } })).body as { id: string };
     const tag = (await call('POST', '/tags', { name: 'shared' })).body as { id: string };
     const list = (await call('POST', '/lists', { name: 'shared' })).body as { id: string };

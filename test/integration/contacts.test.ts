@@ -25,7 +25,7 @@ describe('contacts', () => {
   afterAll(() => api.close());
 
   const client = (key: string) => ({
-    call: (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key, body }),
+    call: api.as(key),
     upsert: async (body: unknown) => api.call('POST', '/api/v1/contacts', { key, body }),
     detail: async (id: string) => (await api.call('GET', `/api/v1/contacts/${id}`, { key })).body as Detail,
   });

@@ -10,7 +10,7 @@ describe('custom fields', () => {
 
   async function workspace() {
     const { apiKey } = await createWorkspace(api.db);
-    return (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    return api.as(apiKey);
   }
 
   it('lists the system fields first, then the workspace\'s own', async () => {

@@ -57,7 +57,7 @@ describe('segment results match a brute-force evaluation', () => {
   const model: ModelContact[] = [];
   const tagIds: string[] = [];
   const listIds: string[] = [];
-  const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key, body });
+  const call = (method: string, path: string, body?: unknown) => api.as(key)(method, path, body);
 
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '100000' });

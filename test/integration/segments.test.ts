@@ -10,7 +10,7 @@ describe('segments', () => {
 
   async function workspace() {
     const { apiKey } = await createWorkspace(api.db);
-    return (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    return api.as(apiKey);
   }
 
   const planIsPro = { operator: 'and', rules: [{ type: 'attribute', key: 'plan', operator: 'eq', value: 'pro' }] };
@@ -99,7 +99,7 @@ describe('segments', () => {
   it('a preview needs only contacts:read; creating a segment needs contacts:write', async () => {
     const { workspaceId } = await createWorkspace(api.db);
     const { apiKey } = await createKey(api.db, workspaceId, ['contacts:read']);
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    const call = api.as(apiKey);
     expect((await call('POST', '/segments/preview', { definition: planIsPro })).status).toBe(200);
     expect(await call('POST', '/segments', { name: 'x', definition: planIsPro })).toMatchObject({ status: 403, body: { need: 'contacts:write' } });
   });

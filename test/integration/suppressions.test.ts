@@ -11,7 +11,7 @@ describe('suppressions', () => {
 
   async function workspace() {
     const created = await createWorkspace(api.db);
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: created.apiKey, body });
+    const call = api.as(created.apiKey);
     return { ...created, call };
   }
 
@@ -54,7 +54,7 @@ describe('suppressions', () => {
   it('GET needs contacts:read, POST and DELETE need contacts:write', async () => {
     const { workspaceId } = await workspace();
     const { apiKey } = await createKey(api.db, workspaceId, ['contacts:read']);
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    const call = api.as(apiKey);
     expect((await call('GET', '/suppressions')).status).toBe(200);
     expect(await call('POST', '/suppressions', { address: 'a@example.com' })).toMatchObject({ status: 403, body: { need: 'contacts:write' } });
     expect(await call('DELETE', '/suppressions/a%40example.com')).toMatchObject({ status: 403, body: { need: 'contacts:write' } });

@@ -10,7 +10,7 @@ describe('tags and lists', () => {
 
   async function workspaceWithContacts(count: number) {
     const { apiKey } = await createWorkspace(api.db);
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { key: apiKey, body });
+    const call = api.as(apiKey);
     const ids: string[] = [];
     for (let index = 0; index < count; index += 1) {
       ids.push(((await call('POST', '/contacts', { identities: [{ channel: 'email', address: `c${index}@example.com` }] })).body as { id: string }).id);

@@ -10,7 +10,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../core/config';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName } from '../db/repositories/domains';
-import { findSuppressed, suppressAddresses } from '../db/repositories/suppressions';
+import { suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
@@ -30,6 +30,7 @@ import { domainRoutes } from './domains/routes';
 import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
 import { authenticate, type KeyCache } from './http/auth';
+import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
@@ -125,16 +126,18 @@ export function createApp(deps: AppDeps): Express {
   attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
 
   const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });
+  // Every send checks its domain; a change of status reaches sends within DOMAIN_CACHE_TTL_MS.
+  const sendingDomains = new LookupCache(async (workspaceAndName) => {
+    const [workspaceId, name] = workspaceAndName.split('/');
+    const domain = await findDomainByName(db, workspaceId, name);
+    return domain?.status === 'verified' ? { defaultFromName: domain.defaultFromName } : null;
+  }, config.DOMAIN_CACHE_TTL_MS);
   const checks: SendChecks = {
-    verifiedDomain: async (workspaceId, name) => {
-      const domain = await findDomainByName(db, workspaceId, name);
-      return domain?.status === 'verified' ? { defaultFromName: domain.defaultFromName } : null;
-    },
+    verifiedDomain: (workspaceId, name) => sendingDomains.get(`${workspaceId}/${name}`),
     templateExists: async (workspaceId, idOrName) => {
       const template = await findTemplateByIdOrName(db, workspaceId, idOrName);
       return template ? { id: template.id, versionId: template.versionId } : null;
     },
-    suppressed: (workspaceId, addresses) => findSuppressed(db, workspaceId, 'email', addresses),
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };
   const dispatcher = createSendDispatcher({

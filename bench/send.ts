@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { sendEmailWorkflow } from '../workflows/send-email';
+import { loadConfig } from '../core/config';
+import { createSequelize } from '../db/sequelize';
 import { startEmailStack } from '../test/helpers/email-stack';
-import { createWorkspace } from '../test/helpers/factories';
+import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { startApiProcess } from './api-process';
 import { load } from './load';
 import { ms } from './stats';
 
@@ -15,6 +18,7 @@ import { ms } from './stats';
 const SINGLES = Number(process.env.BENCH_SINGLES ?? 3_000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 const PROVIDER_RATE = Number(process.env.BENCH_PROVIDER_RATE ?? 14);
 const OUTBOUND = Number(process.env.BENCH_OUTBOUND ?? PROVIDER_RATE * 15);
 
@@ -22,30 +26,32 @@ const line = (label: string, result: { perSecond: number; latency: { p50: number
   console.log(`  ${label.padEnd(34)} ${result.perSecond.toFixed(0).padStart(6)} ${unit}   p50 ${ms(result.latency.p50)}   p99 ${ms(result.latency.p99)}   ${JSON.stringify(result.statuses)}`);
 
 async function acceptance(dispatch: 'inline' | 'outbox'): Promise<void> {
-  const stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_DISPATCH: dispatch, LOG_LEVEL: 'silent' } });
-  // Acceptance only: no worker takes the messages, so sending does not compete for the two cores.
-  await stack.stopWorkers();
-  const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspaceId);
+  const config = loadConfig(process.env);
+  const db = createSequelize(config.DATABASE_URL);
+  // Acceptance only: no worker runs, so sending does not compete for the two cores.
+  const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', SEND_DISPATCH: dispatch, LOG_LEVEL: 'silent' });
+  const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro' });
+  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
   const email = (key: string) => ({ from: `a@${domain}`, to: 'someone@example.org', subject: 'Hello', html: '<p>Hi</p>', idempotencyKey: key });
   const run = randomUUID();
-  await load({ url: stack.api.url, path: '/api/v1/emails', key: apiKey, count: 300, concurrency: CONCURRENCY, body: (i) => email(`${run}-warm-${i}`) });
-  const single = await load({ url: stack.api.url, path: '/api/v1/emails', key: apiKey, count: SINGLES, concurrency: CONCURRENCY, body: (i) => email(`${run}-s-${i}`) });
+  await load({ url: api.url, path: '/api/v1/emails', key: apiKey, count: 300, concurrency: CONCURRENCY, body: (i) => email(`${run}-warm-${i}`) });
+  const single = await load({ url: api.url, path: '/api/v1/emails', key: apiKey, count: SINGLES, concurrency: CONCURRENCY, body: (i) => email(`${run}-s-${i}`) });
   line(`POST /emails (${dispatch})`, single);
   const batch = await load({
-    url: stack.api.url,
+    url: api.url,
     path: '/api/v1/emails/batch',
     key: apiKey,
     count: BATCHES,
-    concurrency: 4,
+    concurrency: BATCH_CONCURRENCY,
     body: (i) => ({ emails: Array.from({ length: 100 }, (_, j) => email(`${run}-b-${i}-${j}`)) }),
   });
   line(`POST /emails/batch (${dispatch}), 100 each`, { ...batch, perSecond: batch.perSecond * 100 }, 'emails/s  ');
+  await api.stop();
   // These messages only measured acceptance: nobody should send them later.
-  await stack.api.db.query(`UPDATE messages SET status = 'canceled', dispatched_at = now() WHERE workspace_id = $1 AND status = 'queued'`, {
+  await db.query(`UPDATE messages SET status = 'canceled', dispatched_at = now() WHERE workspace_id = $1 AND status = 'queued'`, {
     bind: [workspaceId],
   });
-  await stack.close();
+  await db.close();
 }
 
 async function bareStarts(address: string): Promise<void> {
@@ -111,9 +117,8 @@ const PHASES = new Set((process.env.BENCH_PHASES ?? 'acceptance,starts,outbound'
 
 async function main(): Promise<void> {
   if (PHASES.has('acceptance')) {
-    console.log(`\nAcceptance (${SINGLES} single sends, ${CONCURRENCY} concurrent; ${BATCHES} batches of 100, 4 concurrent)`);
-    await acceptance('inline');
-    await acceptance('outbox');
+    console.log(`\nAcceptance (${SINGLES} single sends, ${CONCURRENCY} concurrent; ${BATCHES} batches of 100, ${BATCH_CONCURRENCY} concurrent; the API in its own process)`);
+    for (const mode of (process.env.BENCH_DISPATCH ?? 'inline,outbox').split(',')) await acceptance(mode === 'inline' ? 'inline' : 'outbox');
   }
   if (PHASES.has('starts')) await bareStarts(process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244');
   if (PHASES.has('outbound')) {

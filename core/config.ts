@@ -26,6 +26,8 @@ export const configSchema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
   /** How long a looked-up API key is trusted before it is read again (revocations also evict at once). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
+  /** How long a sending domain's verified status is trusted by POST /emails before it is read again. */
+  DOMAIN_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
   /**

@@ -14,6 +14,8 @@ export function createRedis(url: string): Redis {
     commandTimeout: 500,
     connectTimeout: 2_000,
     retryStrategy: reconnect,
+    // Commands issued in the same tick (the rate-limit checks of concurrent requests) share one write.
+    enableAutoPipelining: true,
   });
 }
 

@@ -56,6 +56,11 @@ export interface LoadedAttachments {
   missing: MissingAttachment[];
 }
 
+export interface AcceptedAttachments {
+  refs: AttachmentRef[];
+  discard: () => Promise<void>;
+}
+
 /** An item once checked: either an existing attachment or bytes to store. */
 type Candidate =
   | { kind: 'stored'; record: AttachmentRecord; filename: string; contentType: string; contentId?: string }
@@ -179,8 +184,11 @@ export function createAttachmentSources(deps: AttachmentSourcesDeps) {
   }
 
   return {
-    /** Checks a send's items and stores new files; the refs keep the items' order. Throws 422 validation_error. */
-    async accept(workspaceId: string, items: readonly AttachmentSource[]): Promise<AttachmentRef[]> {
+    /**
+     * Checks a send's items and stores new files; the refs keep the items' order. Throws 422 validation_error.
+     * `discard` removes the files this call stored, for a send refused after its attachments were ready.
+     */
+    async accept(workspaceId: string, items: readonly AttachmentSource[]): Promise<AcceptedAttachments> {
       const shape = shapeProblems(items);
       if (shape.length) throw refused(shape);
       const checked = await candidates(workspaceId, items);
@@ -191,17 +199,21 @@ export function createAttachmentSources(deps: AttachmentSourcesDeps) {
       if (total > ATTACHMENT_LIMITS.messageBytes) {
         throw refused([`the attachments add up to ${total} bytes; a message may carry ${ATTACHMENT_LIMITS.messageBytes}`]);
       }
-      return Promise.all(
+      const stored: string[] = [];
+      const store = async (candidate: Extract<Candidate, { kind: 'new' }>) => {
+        const record = await files.store(workspaceId, { ...candidate, origin: 'send', sourceUrl: candidate.sourceUrl });
+        stored.push(record.id);
+        return record;
+      };
+      const refs = await Promise.all(
         ready.map(async (candidate) => {
-          const record =
-            candidate.kind === 'stored'
-              ? candidate.record
-              : await files.store(workspaceId, { ...candidate, origin: 'send', sourceUrl: candidate.sourceUrl });
+          const record = candidate.kind === 'stored' ? candidate.record : await store(candidate);
           const ref: AttachmentRef = { id: record.id, filename: candidate.filename, contentType: candidate.contentType, size: record.size };
           if (candidate.contentId !== undefined) ref.contentId = candidate.contentId;
           return ref;
         }),
       );
+      return { refs, discard: async () => void (await Promise.all(stored.map((id) => files.remove(workspaceId, id)))) };
     },
 
     /** The bytes of an accepted message's attachments, leaving out (and naming) any deleted since. */

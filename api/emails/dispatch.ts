@@ -3,12 +3,16 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
+import { createGroupBatcher } from '../../core/group-batcher';
 import { markDispatched } from '../../db/repositories/message-outbox';
 import { sendEmailWorkflow } from '../../workflows/send-email';
 
 export interface SendDispatcher {
-  /** Starts the send workflow of accepted messages; never throws (the outbox catches what it misses). */
-  dispatch(messages: ReadonlyArray<{ workspaceId: string; messageId: string }>): Promise<void>;
+  /**
+   * Starts the send workflows of accepted messages in the background and returns at once; never throws
+   * (what it does not start, the outbox does).
+   */
+  dispatch(messages: ReadonlyArray<{ workspaceId: string; messageId: string }>): void;
 }
 
 export interface DispatcherOptions {
@@ -47,29 +51,48 @@ export async function startSendWorkflow(
 }
 
 /**
- * The message row is the point of acceptance. Starting its workflow is an optimisation of latency:
- * if Temporal is slow or down, the row stays undispatched and the worker's outbox loop starts it later.
+ * Starts waiting on Temporal at once, per API process. Past this the outbox is the faster path (it starts
+ * in bulk, from the worker), so further messages are left to it rather than queued here.
+ */
+const MAX_STARTS_IN_FLIGHT = 256;
+
+/**
+ * The message row is the point of acceptance, so the answer never waits for the start. Starting the
+ * workflow here is an optimisation of latency: if Temporal is slow or down, the row stays undispatched
+ * and the worker's outbox loop starts it later.
  */
 export function createSendDispatcher(options: DispatcherOptions): SendDispatcher {
   const client = new Client({ connection: options.temporal, namespace: options.namespace });
-  const startOne = async (workspaceId: string, messageId: string): Promise<string | null> => {
+  let inFlight = 0;
+  // Marks of starts that finish together share one UPDATE.
+  const marks = createGroupBatcher<string, void>(
+    async (_group, messageIds) => {
+      await markDispatched(options.db, messageIds);
+      return [];
+    },
+    { maxBatch: 1_000, maxInFlight: 1 },
+  );
+  const startOne = async (message: { workspaceId: string; messageId: string }) => {
     try {
-      await startSendWorkflow(client, options.taskQueuePrefix, { workspaceId, messageId });
-      return messageId;
+      await options.temporal.withDeadline(Date.now() + options.timeoutMs, () => startSendWorkflow(client, options.taskQueuePrefix, message));
     } catch (error) {
-      options.logger.debug({ err: error, messageId }, 'send workflow not started; the outbox will');
-      return null;
+      options.logger.debug({ err: error, messageId: message.messageId }, 'send workflow not started; the outbox will');
+      return;
+    } finally {
+      inFlight -= 1;
     }
+    await marks.submit('dispatched', message.messageId).catch((err: unknown) => {
+      options.logger.warn({ err }, 'could not mark a message dispatched; the outbox will re-start it harmlessly');
+    });
   };
   return {
-    async dispatch(messages) {
-      if (options.mode === 'outbox' || messages.length === 0) return;
-      const started = await options.temporal.withDeadline(Date.now() + options.timeoutMs, () =>
-        Promise.all(messages.map((message) => startOne(message.workspaceId, message.messageId))),
-      );
-      await markDispatched(options.db, started.filter((id): id is string => id !== null)).catch((err: unknown) => {
-        options.logger.warn({ err }, 'could not mark messages dispatched; the outbox will re-start them harmlessly');
-      });
+    dispatch(messages) {
+      if (options.mode === 'outbox') return;
+      for (const message of messages) {
+        if (inFlight >= MAX_STARTS_IN_FLIGHT) return;
+        inFlight += 1;
+        void startOne(message);
+      }
     },
   };
 }

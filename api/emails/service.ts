@@ -1,27 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
-import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
 import { AppError } from '../../core/errors';
+import { createGroupBatcher } from '../../core/group-batcher';
 import { PLANS, type PlanName, periodKey, quotaFigures, usagePeriodAt } from '../../core/plans';
-import { dropSuppressed, parseRecipients, recipientCount } from '../../core/recipients';
+import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
-import { type DroppedRecipient, findByIdempotencyKey, insertMessage } from '../../db/repositories/messages';
-import { reserveQuota, usedInPeriod } from '../../db/repositories/usage';
-import type { AttachmentRef } from '../../core/attachments';
+import { type AcceptedKey, acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
+import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
+import { usedInPeriod } from '../../db/repositories/usage';
 import type { SendDispatcher } from './dispatch';
+import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks } from './draft';
 import type { SendEmailInput } from './schemas';
 
-/** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
-export interface SendChecks {
-  /** The sending domain if it is verified for the workspace, with its default display name. */
-  verifiedDomain(workspaceId: string, domain: string): Promise<{ defaultFromName: string | null } | null>;
-  /** The template and its current version, which the message pins so a later edit cannot change it. */
-  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string } | null>;
-  /** Suppressed addresses among these (lower-cased), with the reason. */
-  suppressed(workspaceId: string, addresses: string[]): Promise<Map<string, string>>;
-  /** Checks and stores the send's attachment items; returns references to keep with the message. */
-  prepareAttachments(workspaceId: string, items: NonNullable<SendEmailInput['attachments']>): Promise<AttachmentRef[]>;
-}
+export type { SendChecks } from './draft';
 
 export interface SendServiceDeps {
   db: Sequelize;
@@ -39,142 +30,167 @@ export interface Sender {
   plan: PlanName;
 }
 
-class DuplicateRace extends Error {}
-
-function fieldError(field: string, message: string): AppError {
-  return AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
+/** A send ready to be written, with the draft it came from (for its attachments, if refused). */
+interface Ready {
+  index: number;
+  draft: Draft;
+  message: NewMessage;
+  dropped: DroppedRecipient[];
 }
 
+/** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
+const DRAFT_LANES = 8;
+
+const duplicateOf = (existing: AcceptedKey, hash: string): SendOutcome => ({
+  status: 'duplicate',
+  id: existing.id,
+  bodyMismatch: existing.requestHash !== hash,
+});
+
+function refusal(error: unknown): SendOutcome {
+  if (error instanceof AppError) return { status: 'failed', error };
+  throw error;
+}
+
+/** A refused send must not leave the files it stored; failing to remove them must not change the answer. */
+const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(() => undefined);
+
 export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
-  async function duplicateOf(workspaceId: string, key: string, hash: string): Promise<SendOutcome | null> {
-    const existing = await findByIdempotencyKey(db, workspaceId, key);
-    return existing ? { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash } : null;
+  async function quotaRefusal(principal: Sender, units: number): Promise<AppError> {
+    const plan = PLANS[principal.plan];
+    const figures = quotaFigures(plan, await usedInPeriod(db, principal.workspaceId, usagePeriodAt(new Date())));
+    return new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
+      resource: 'messages',
+      limit: figures.limit,
+      used: figures.used,
+      remaining: figures.remaining,
+      plan: plan.name,
+    });
   }
 
-  async function sender(workspaceId: string, from: string): Promise<Mailbox> {
-    const parsed = parseMailboxes(from);
-    if (!parsed.ok || parsed.mailboxes.length !== 1) throw fieldError('from', parsed.ok ? 'Give exactly one sender' : parsed.error);
-    const mailbox = parsed.mailboxes[0];
-    const domain = await checks.verifiedDomain(workspaceId, domainOf(mailbox.address));
-    if (!domain) throw new AppError('domain_not_verified', `The domain ${domainOf(mailbox.address)} is not verified for this workspace`);
-    return mailbox.name || !domain.defaultFromName ? mailbox : { ...mailbox, name: domain.defaultFromName };
-  }
-
-  /**
-   * Accepts one send or says why not; never throws for the send's own faults, so a batch maps it over
-   * its items. Order of checks: idempotency first (decisions), then recipients, sender domain,
-   * template, attachments, suppression and quota; the message row is the point of acceptance.
-   */
-  async function accept(principal: Sender, input: SendEmailInput): Promise<SendOutcome> {
-    const { workspaceId } = principal;
-    const hash = requestHash(input);
+  /** One send on its own: the exact path, used alone and when a group write cannot settle everyone. */
+  async function writeOne(principal: Sender, ready: Ready): Promise<SendOutcome> {
+    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
     try {
-      const repeat = await duplicateOf(workspaceId, input.idempotencyKey, hash);
-      if (repeat) return repeat;
-
-      const parsed = parseRecipients(input);
-      if (!parsed.ok && 'tooMany' in parsed) {
-        throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
+      if ((await acceptMessages(db, principal.workspaceId, quota, [ready.message])) !== null) {
+        return { status: 'accepted', id: ready.message.id, droppedRecipients: ready.dropped };
       }
-      if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
-      const from = await sender(workspaceId, input.from);
-      const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
-      if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
-      const attachmentRefs = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : [];
-
-      const all = [...parsed.recipients.to, ...parsed.recipients.cc, ...parsed.recipients.bcc];
-      const suppressed = await checks.suppressed(workspaceId, [...new Set(all.map((m) => m.address.toLowerCase()))]);
-      const { recipients, dropped } = dropSuppressed(parsed.recipients, suppressed);
-      if (recipients.to.length === 0) {
-        const reasons = dropped.map((entry) => `${entry.address} (${entry.reason})`).join(', ');
-        throw new AppError('suppressed', `Every to recipient is suppressed: ${reasons}`, { droppedRecipients: dropped });
-      }
-
-      const id = randomUUID();
-      const units = recipientCount(recipients);
-      const period = usagePeriodAt(new Date());
-      const plan = PLANS[principal.plan];
-      await db.transaction(async (transaction) => {
-        const used = await reserveQuota(db, workspaceId, plan, period, units, transaction);
-        if (used === null) {
-          const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, period));
-          throw new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
-            resource: 'messages',
-            limit: figures.limit,
-            used: figures.used,
-            remaining: figures.remaining,
-            plan: plan.name,
-          });
-        }
-        const inserted = await insertMessage(db, workspaceId, {
-          id,
-          kind: 'transactional',
-          channel: 'email',
-          idempotencyKey: input.idempotencyKey,
-          requestHash: hash,
-          fromAddress: formatMailbox(from),
-          to: recipients.to.map(formatMailbox),
-          cc: recipients.cc.map(formatMailbox),
-          bcc: recipients.bcc.map(formatMailbox),
-          subject: input.subject ?? null,
-          content: {
-            html: input.html,
-            text: input.text,
-            templateVersionId: template?.versionId,
-            variables: input.variables,
-            replyTo: recipients.replyTo.map(formatMailbox),
-            attachments: attachmentRefs,
-            disableTracking: input.disableTracking,
-            disableUtm: input.disableUtm,
-          },
-          templateId: template?.id ?? null,
-          quotaUnits: units,
-          quotaPeriod: periodKey(period),
-          droppedRecipients: dropped,
-        }, transaction);
-        // A concurrent request with the same key committed first: roll back our reservation and answer as it.
-        if (!inserted) throw new DuplicateRace();
-      });
-      return { status: 'accepted', id, droppedRecipients: dropped };
+      await discardAttachments(ready.draft);
+      return { status: 'failed', error: await quotaRefusal(principal, ready.message.quotaUnits) };
     } catch (error) {
-      if (error instanceof DuplicateRace) {
-        const repeat = await duplicateOf(workspaceId, input.idempotencyKey, hash);
-        if (repeat) return repeat;
-      }
-      if (error instanceof AppError) return { status: 'failed', error };
-      throw error;
+      if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      // A concurrent request with the same key committed first: answer as it did.
+      await discardAttachments(ready.draft);
+      const key = ready.message.idempotencyKey;
+      const existing = await findAcceptedKey(db, principal.workspaceId, key);
+      if (!existing) throw error;
+      return duplicateOf(existing, ready.draft.hash);
     }
   }
 
-  return {
-    async send(principal: Sender, input: SendEmailInput): Promise<SendOutcome> {
-      const outcome = await accept(principal, input);
-      if (outcome.status === 'accepted') await dispatcher.dispatch([{ workspaceId: principal.workspaceId, messageId: outcome.id }]);
-      return outcome;
-    },
-
-    /**
-     * Each item on its own (a bad item never stops the others), a few at a time; the accepted ones are
-     * dispatched together at the end.
-     */
-    async sendBatch(principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>): Promise<SendOutcome[]> {
-      const outcomes: SendOutcome[] = new Array(items.length);
-      let next = 0;
-      const lane = async () => {
-        for (let index = next++; index < items.length; index = next++) {
-          const item = items[index];
-          outcomes[index] = item instanceof AppError ? { status: 'failed', error: item } : await accept(principal, item);
+  /**
+   * Writes ready sends: all together in one statement when the quota covers them all and no key was
+   * taken meanwhile (the usual case), else one by one in order, so each gets its own exact answer.
+   */
+  async function write(principal: Sender, ready: Ready[], outcomes: SendOutcome[]): Promise<void> {
+    if (ready.length > 1) {
+      const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
+      try {
+        const used = await acceptMessages(db, principal.workspaceId, quota, ready.map((item) => item.message));
+        if (used !== null) {
+          for (const item of ready) outcomes[item.index] = { status: 'accepted', id: item.message.id, droppedRecipients: item.dropped };
+          return;
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(BATCH_LANES, items.length) }, lane));
-      const accepted = outcomes.flatMap((outcome) => (outcome.status === 'accepted' ? [outcome.id] : []));
-      await dispatcher.dispatch(accepted.map((messageId) => ({ workspaceId: principal.workspaceId, messageId })));
+      } catch (error) {
+        if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      }
+    }
+    for (const item of ready) outcomes[item.index] = await writeOne(principal, item);
+  }
+
+  /**
+   * Accepts many sends of one workspace, each on its own (a bad one never stops the others), with one
+   * read (idempotency keys and suppressions) and, usually, one write for all. Order of checks per send:
+   * idempotency first (decisions), then recipients, sender domain, template, attachments, suppression and
+   * quota; the message row is the point of acceptance.
+   */
+  async function acceptMany(principal: Sender, inputs: readonly SendEmailInput[]): Promise<SendOutcome[]> {
+    const { workspaceId } = principal;
+    const outcomes: SendOutcome[] = new Array(inputs.length);
+    // A key repeated within the call is settled after its first use, as a duplicate of it (or on its own).
+    const firstOfKey = new Map<string, number>();
+    const repeats: number[] = [];
+    inputs.forEach((input, index) => (firstOfKey.has(input.idempotencyKey) ? repeats.push(index) : firstOfKey.set(input.idempotencyKey, index)));
+    // Recipients are parsed first so that suppressions are read in the same query as the keys.
+    const firsts = [...firstOfKey.values()];
+    const parsed = new Map(firsts.map((index) => [index, parseRecipients(inputs[index])]));
+    const addresses = new Set([...parsed.values()].flatMap(recipientAddresses));
+    const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [...firstOfKey.keys()], [...addresses]);
+
+    const drafts: Array<{ index: number; draft: Draft }> = [];
+    const lane = async () => {
+      for (let index = firsts.shift(); index !== undefined; index = firsts.shift()) {
+        const input = inputs[index];
+        const hash = requestHash(input);
+        const existing = accepted.get(input.idempotencyKey);
+        if (existing) outcomes[index] = duplicateOf(existing, hash);
+        else {
+          await draftSend(checks, workspaceId, input, hash, parsed.get(index)).then(
+            (draft) => drafts.push({ index, draft }),
+            (error: unknown) => (outcomes[index] = refusal(error)),
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: DRAFT_LANES }, lane));
+    drafts.sort((a, b) => a.index - b.index);
+
+    const quotaPeriod = periodKey(usagePeriodAt(new Date()));
+    const ready: Ready[] = [];
+    for (const { index, draft } of drafts) {
+      try {
+        ready.push({ index, draft, ...messageOf(draft, randomUUID(), suppressed, quotaPeriod) });
+      } catch (error) {
+        await discardAttachments(draft);
+        outcomes[index] = refusal(error);
+      }
+    }
+    await write(principal, ready, outcomes);
+
+    if (repeats.length) {
+      const settled = await acceptMany(principal, repeats.map((index) => inputs[index]));
+      repeats.forEach((index, position) => (outcomes[index] = settled[position]));
+    }
+    return outcomes;
+  }
+
+  /** Accepts, then hands the accepted messages to the dispatcher (which does not hold up the answer). */
+  async function acceptAndDispatch(principal: Sender, inputs: readonly SendEmailInput[]): Promise<SendOutcome[]> {
+    const outcomes = await acceptMany(principal, inputs);
+    const messages = outcomes.flatMap((outcome) => (outcome.status === 'accepted' ? [{ workspaceId: principal.workspaceId, messageId: outcome.id }] : []));
+    dispatcher.dispatch(messages);
+    return outcomes;
+  }
+
+  // Single sends of one workspace that arrive while its previous ones are being written share a write.
+  const singles = createGroupBatcher<{ principal: Sender; input: SendEmailInput }, SendOutcome>(
+    (_workspaceId, items) => acceptAndDispatch(items[0].principal, items.map((item) => item.input)),
+    { maxBatch: 100, maxInFlight: 4 },
+  );
+
+  return {
+    send: (principal: Sender, input: SendEmailInput): Promise<SendOutcome> => singles.submit(principal.workspaceId, { principal, input }),
+
+    /** Items that failed the schema are answered as they are; the rest are accepted together. */
+    async sendBatch(principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>): Promise<SendOutcome[]> {
+      const valid = items.flatMap((item, index) => (item instanceof AppError ? [] : [{ index, input: item }]));
+      const settled = await acceptAndDispatch(principal, valid.map(({ input }) => input));
+      const outcomes: SendOutcome[] = new Array(items.length);
+      items.forEach((item, index) => item instanceof AppError && (outcomes[index] = { status: 'failed', error: item }));
+      valid.forEach(({ index }, position) => (outcomes[index] = settled[position]));
       return outcomes;
     },
   };
 }
-
-/** Items of one batch accepted concurrently: enough to overlap database round trips, few enough to be fair. */
-const BATCH_LANES = 8;
 
 export type SendService = ReturnType<typeof createSendService>;

@@ -1,33 +1,15 @@
 import type { RequestHandler, Response } from 'express';
-import { LRUCache } from 'lru-cache';
 import { bearerToken, hashApiKey, looksLikeApiKey } from '../../core/api-keys';
 import { AppError } from '../../core/errors';
 import type { KeyOwner } from '../../db/repositories/api-keys';
+import { LookupCache } from './lookup-cache';
 
 export type Principal = KeyOwner;
 
-/** Looked-up keys stay in memory briefly; a miss is one indexed query. Revocations evict at once. */
-export class KeyCache {
-  private readonly entries: LRUCache<string, { owner: KeyOwner | null }>;
-
-  constructor(
-    private readonly lookup: (hash: string) => Promise<KeyOwner | null>,
-    ttlMs: number,
-  ) {
-    this.entries = new LRUCache({ max: 50_000, ttl: Math.max(ttlMs, 1), ttlAutopurge: false });
-  }
-
-  async ownerOf(hash: string): Promise<KeyOwner | null> {
-    const cached = this.entries.get(hash);
-    if (cached) return cached.owner;
-    const owner = await this.lookup(hash);
-    // Unknown keys are remembered too, so a client retrying a bad key does not reach the database each time.
-    this.entries.set(hash, { owner });
-    return owner;
-  }
-
-  evict(hash: string): void {
-    this.entries.delete(hash);
+/** Looked-up API keys by hash; unknown keys are remembered too. Revocations evict at once (key-revocations). */
+export class KeyCache extends LookupCache<KeyOwner | null> {
+  ownerOf(hash: string): Promise<KeyOwner | null> {
+    return this.get(hash);
   }
 }
 

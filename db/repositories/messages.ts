@@ -134,46 +134,6 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
-export interface AcceptedKey {
-  id: string;
-  requestHash: string;
-}
-
-/** The message already accepted under this idempotency key, if any. */
-export async function findByIdempotencyKey(db: Sequelize, workspaceId: string, key: string): Promise<AcceptedKey | null> {
-  const rows = await db.query<{ id: string; request_hash: string }>(
-    'SELECT id, request_hash FROM messages WHERE workspace_id = $1 AND idempotency_key = $2',
-    { bind: [workspaceId, key], type: QueryTypes.SELECT },
-  );
-  return rows[0] ? { id: rows[0].id, requestHash: rows[0].request_hash } : null;
-}
-
-/**
- * Inserts the message unless its idempotency key was taken meanwhile (a concurrent repeat). Returns
- * true when this call inserted it; the caller then owns the quota it reserved in the same transaction.
- */
-export async function insertMessage(db: Sequelize, workspaceId: string, message: NewMessage, transaction?: Transaction): Promise<boolean> {
-  const rows = await db.query<{ id: string }>(
-    `INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address,
-       to_addresses, cc_addresses, bcc_addresses, subject, content, template_id, campaign_id, enrollment_id,
-       contact_id, quota_units, quota_period, dropped_recipients)
-     VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-     ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
-     RETURNING id`,
-    {
-      bind: [
-        message.id, workspaceId, message.kind, message.channel, message.idempotencyKey, message.requestHash,
-        message.fromAddress, message.to, message.cc, message.bcc, message.subject, JSON.stringify(message.content),
-        message.templateId, message.campaignId ?? null, message.enrollmentId ?? null, message.contactId ?? null,
-        message.quotaUnits, message.quotaPeriod, JSON.stringify(message.droppedRecipients),
-      ],
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  return rows.length === 1;
-}
-
 export async function findMessage(db: Sequelize, workspaceId: string, messageId: string): Promise<Message | null> {
   const rows = await db.query<MessageRow>('SELECT * FROM messages WHERE workspace_id = $1 AND id = $2', {
     bind: [workspaceId, messageId],

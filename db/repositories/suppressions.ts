@@ -35,23 +35,37 @@ export async function findSuppressed(
   addresses: readonly string[],
   transaction?: Transaction,
 ): Promise<Map<string, SuppressionReason>> {
+  const lookup = suppressionLookup(channel, addresses);
+  if (lookup.normalised.length === 0) return new Map();
+  const rows = await db.query<{ address: string; reason: SuppressionReason }>(
+    'SELECT address, reason FROM suppressions WHERE workspace_id = $1 AND channel = $2 AND address = ANY($3::text[])',
+    { bind: [workspaceId, channel, lookup.normalised], type: QueryTypes.SELECT, transaction },
+  );
+  return lookup.byGiven(rows);
+}
+
+/**
+ * The addresses to look up (normalised, distinct) and how to key the rows found by the addresses as
+ * given; for queries that read suppressions together with something else.
+ */
+export function suppressionLookup(channel: Channel, addresses: readonly string[]) {
   const normalisedOf = new Map<string, string>();
   for (const address of addresses) {
     const normalised = normaliseAddress(channel, address);
     if (normalised.ok) normalisedOf.set(address, normalised.address);
   }
-  const found = new Map<string, SuppressionReason>();
-  if (normalisedOf.size === 0) return found;
-  const rows = await db.query<{ address: string; reason: SuppressionReason }>(
-    'SELECT address, reason FROM suppressions WHERE workspace_id = $1 AND channel = $2 AND address = ANY($3::text[])',
-    { bind: [workspaceId, channel, [...new Set(normalisedOf.values())]], type: QueryTypes.SELECT, transaction },
-  );
-  const reasonOf = new Map(rows.map((row) => [row.address, row.reason]));
-  for (const [given, normalised] of normalisedOf) {
-    const reason = reasonOf.get(normalised);
-    if (reason) found.set(given, reason);
-  }
-  return found;
+  return {
+    normalised: [...new Set(normalisedOf.values())],
+    byGiven(rows: ReadonlyArray<{ address: string; reason: SuppressionReason }>): Map<string, SuppressionReason> {
+      const reasonOf = new Map(rows.map((row) => [row.address, row.reason]));
+      const found = new Map<string, SuppressionReason>();
+      for (const [given, normalised] of normalisedOf) {
+        const reason = reasonOf.get(normalised);
+        if (reason) found.set(given, reason);
+      }
+      return found;
+    },
+  };
 }
 
 /**

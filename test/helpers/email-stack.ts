@@ -5,14 +5,12 @@ import { pino } from 'pino';
 import type { Agent } from 'node:https';
 import { QueryTypes } from 'sequelize';
 import { createActivities } from '../../activities';
-import { generateDkimKeyPair } from '../../core/dkim-keys';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
 import type { MessageStatus } from '../../db/repositories/messages';
-import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { runOutbox } from '../../workers/outbox';
 import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
+import { createVerifiedDomain } from './factories';
 import { startSmtpSink, type SmtpSink } from './smtp-sink';
 
 export interface EmailStack {
@@ -74,21 +72,7 @@ export async function startEmailStack(
     sink,
     startWorkers,
     stopWorkers,
-    verifiedDomain: async (workspaceId, domainOptions = {}) => {
-      const name = `mail-${randomUUID().slice(0, 8)}.example.com`;
-      const keys = await generateDkimKeyPair();
-      const claim = await insertDomain(api.db, workspaceId, {
-        name,
-        region: 'us-east-1',
-        defaultFromName: domainOptions.defaultFromName ?? null,
-        dkimSelector: keys.selector,
-        dkimPublicKey: keys.publicKey,
-        dkimPrivateKeySealed: sealSecret(parseMasterKey(config.MASTER_KEY), keys.privateKeyPem),
-      });
-      if (!('created' in claim)) throw new Error('domain name clash');
-      await saveDomainCheck(api.db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
-      return name;
-    },
+    verifiedDomain: (workspaceId, domainOptions) => createVerifiedDomain(api.db, workspaceId, config.MASTER_KEY, domainOptions),
     waitForStatus: async (workspaceId, messageId, statuses, timeoutMs = 30_000) => {
       let status: MessageStatus | undefined;
       for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {

@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { issueApiKey } from '../../api/api-keys/service';
+import { generateDkimKeyPair } from '../../core/dkim-keys';
+import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import type { PlanName } from '../../core/plans';
 import { FULL_ACCESS, type Grant } from '../../core/scopes';
 import { insertWorkspace } from '../../db/repositories/workspaces';
@@ -23,4 +27,26 @@ export async function createWorkspace(
 export async function createKey(db: Sequelize, workspaceId: string, scopes: Grant[]): Promise<{ apiKey: string; keyId: string }> {
   const key = await issueApiKey(db, workspaceId, { name: 'test', scopes });
   return { apiKey: key.secret, keyId: key.record.id };
+}
+
+/** Adds a verified sending domain (with its own DKIM key) to the workspace; returns its name. */
+export async function createVerifiedDomain(
+  db: Sequelize,
+  workspaceId: string,
+  masterKey: string,
+  options: { defaultFromName?: string } = {},
+): Promise<string> {
+  const name = `mail-${randomUUID().slice(0, 8)}.example.com`;
+  const keys = await generateDkimKeyPair();
+  const claim = await insertDomain(db, workspaceId, {
+    name,
+    region: 'us-east-1',
+    defaultFromName: options.defaultFromName ?? null,
+    dkimSelector: keys.selector,
+    dkimPublicKey: keys.publicKey,
+    dkimPrivateKeySealed: sealSecret(parseMasterKey(masterKey), keys.privateKeyPem),
+  });
+  if (!('created' in claim)) throw new Error('domain name clash');
+  await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
+  return name;
 }

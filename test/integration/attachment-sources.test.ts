@@ -66,7 +66,7 @@ describe('a send\'s attachment sources', () => {
   it('id, content and url items resolve in order to stored attachments, and load back as their bytes', async () => {
     const { workspaceId } = await createWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'terms.pdf', contentType: 'application/pdf', bytes: Buffer.from('terms'), origin: 'upload' });
-    const refs = await sources.accept(workspaceId, [
+    const { refs } = await sources.accept(workspaceId, [
       { id: uploaded.id, filename: 'Terms and conditions.pdf' },
       { filename: 'note.txt', content: Buffer.from('a note').toString('base64') },
       { filename: 'brochure.pdf', url: `https://files.test:${server.port}/brochure.pdf` },
@@ -92,11 +92,21 @@ describe('a send\'s attachment sources', () => {
     ]);
   });
 
+  it('discard removes the files a refused send stored, and leaves the uploads it reused', async () => {
+    const { workspaceId } = await createWorkspace(db);
+    const uploaded = await files().store(workspaceId, { filename: 'terms.pdf', contentType: 'application/pdf', bytes: Buffer.from('terms'), origin: 'upload' });
+    const accepted = await sources.accept(workspaceId, [{ id: uploaded.id }, { filename: 'note.txt', content: Buffer.from('a note').toString('base64') }]);
+    await accepted.discard();
+    expect(await findAttachment(db, workspaceId, uploaded.id)).toMatchObject({ status: 'ready' });
+    expect(await findAttachment(db, workspaceId, accepted.refs[1].id)).toMatchObject({ status: 'deleted' });
+    expect((await sources.load(workspaceId, accepted.refs)).missing).toEqual([{ attachmentId: accepted.refs[1].id, filename: 'note.txt', reason: 'deleted' }]);
+  });
+
   it('an uploaded attachment is reused by id across sends without copying it', async () => {
     const { workspaceId } = await createWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'logo.png', contentType: 'image/png', bytes: Buffer.from('logo'), origin: 'upload' });
-    const first = await sources.accept(workspaceId, [{ id: uploaded.id }]);
-    const second = await sources.accept(workspaceId, [{ id: uploaded.id, contentId: 'logo' }]);
+    const first = (await sources.accept(workspaceId, [{ id: uploaded.id }])).refs;
+    const second = (await sources.accept(workspaceId, [{ id: uploaded.id, contentId: 'logo' }])).refs;
     expect(first[0].id).toBe(uploaded.id);
     expect(second[0]).toEqual({ id: uploaded.id, filename: 'logo.png', contentType: 'image/png', size: 4, contentId: 'logo' });
     expect(await rowCount(workspaceId)).toBe(1);
@@ -106,7 +116,7 @@ describe('a send\'s attachment sources', () => {
     const { workspaceId } = await createWorkspace(db);
     const { attachment, uploadUrl } = await files().startSignedUpload(workspaceId, { filename: 'data.json', contentType: 'application/json', size: 2 });
     await fetch(uploadUrl, { method: 'PUT', body: '{}', headers: { 'content-type': 'application/json' } });
-    expect(await sources.accept(workspaceId, [{ id: attachment.id }])).toEqual([
+    expect((await sources.accept(workspaceId, [{ id: attachment.id }])).refs).toEqual([
       { id: attachment.id, filename: 'data.json', contentType: 'application/json', size: 2 },
     ]);
     expect(await findAttachment(db, workspaceId, attachment.id)).toMatchObject({ status: 'ready' });
@@ -201,7 +211,7 @@ describe('a send\'s attachment sources', () => {
     const { workspaceId } = await createWorkspace(db);
     const kept = await files().store(workspaceId, { filename: 'kept.txt', contentType: 'text/plain', bytes: Buffer.from('kept'), origin: 'upload' });
     const dropped = await files().store(workspaceId, { filename: 'dropped.txt', contentType: 'text/plain', bytes: Buffer.from('dropped'), origin: 'upload' });
-    const refs = await sources.accept(workspaceId, [{ id: kept.id }, { id: dropped.id }]);
+    const refs = (await sources.accept(workspaceId, [{ id: kept.id }, { id: dropped.id }])).refs;
     await files().remove(workspaceId, dropped.id);
     const loaded = await sources.load(workspaceId, refs);
     expect(loaded.attachments.map((attachment) => attachment.filename)).toEqual(['kept.txt']);

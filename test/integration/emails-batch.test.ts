@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import { PLANS, usagePeriodAt } from '../../core/plans';
+import { reserveQuota, usedInPeriod } from '../../db/repositories/usage';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
 
@@ -50,6 +54,63 @@ describe('POST /emails/batch', () => {
     await stack.waitForStatus(workspaceId, results[0].id as string, ['sent']);
     await stack.waitForStatus(workspaceId, results[4].id as string, ['sent']);
     expect(stack.sink.received.filter((mail) => mail.recipients.includes('b1@example.org'))).toHaveLength(1);
+  });
+
+  it('a key repeated within a batch is one send; the quota takes items in order until it runs out, and only those are stored', async () => {
+    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
+    const domain = await stack.verifiedDomain(workspaceId);
+    // The free plan's 3,000 minus 2,996: four units left.
+    await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_996);
+    const run = randomUUID();
+    const email = (key: string, to: string | string[]) => ({ from: `a@${domain}`, to, subject: 'Q', text: 'T', idempotencyKey: `${run}-${key}` });
+    const emails = [
+      email('one', 'q1@example.org'),
+      email('one', 'q1@example.org'),
+      email('two', ['q2@example.org', 'q3@example.org']),
+      email('three', ['q4@example.org', 'q5@example.org']),
+      email('four', 'q6@example.org'),
+    ];
+    const response = await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } });
+    const results = (response.body as { results: Array<{ id?: string }> }).results;
+    expect(response.body).toMatchObject({
+      accepted: 4,
+      failed: 1,
+      results: [
+        { index: 0, status: 'accepted', duplicate: false },
+        { index: 1, status: 'accepted', id: results[0].id, duplicate: true },
+        { index: 2, status: 'accepted', duplicate: false },
+        { index: 3, status: 'failed', error: { code: 'quota_exceeded' } },
+        { index: 4, status: 'accepted', duplicate: false },
+      ],
+    });
+    expect(await usedInPeriod(stack.api.db, workspaceId, usagePeriodAt(new Date()))).toBe(3_000);
+    const [{ count }] = await stack.api.db.query<{ count: string }>('SELECT count(*) AS count FROM messages WHERE workspace_id = $1', {
+      bind: [workspaceId],
+      type: QueryTypes.SELECT,
+    });
+    expect(Number(count)).toBe(3);
+  });
+
+  it('concurrent batches sharing keys store each key once, and answer every item with its one id', async () => {
+    const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
+    const domain = await stack.verifiedDomain(workspaceId);
+    const run = randomUUID();
+    const emails = Array.from({ length: 20 }, (_, i) => ({ from: `a@${domain}`, to: `c${i}@example.org`, subject: 'C', text: 'T', idempotencyKey: `${run}-${i}` }));
+    const responses = await Promise.all(Array.from({ length: 6 }, () => stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } })));
+    const rows = await stack.api.db.query<{ id: string; idempotency_key: string }>('SELECT id, idempotency_key FROM messages WHERE workspace_id = $1', {
+      bind: [workspaceId],
+      type: QueryTypes.SELECT,
+    });
+    expect(rows).toHaveLength(20);
+    const idOf = new Map(rows.map((row) => [row.idempotency_key, row.id]));
+    for (const response of responses) {
+      const body = response.body as { accepted: number; results: Array<{ id: string }> };
+      expect(body.accepted).toBe(20);
+      expect(body.results.map((result) => result.id)).toEqual(emails.map((email) => idOf.get(email.idempotencyKey)));
+    }
+    const fresh = responses.flatMap((response) => (response.body as { results: Array<{ duplicate: boolean }> }).results).filter((result) => !result.duplicate);
+    expect(fresh).toHaveLength(20);
+    expect(await usedInPeriod(stack.api.db, workspaceId, usagePeriodAt(new Date()))).toBe(20);
   });
 
   it('more than 100 emails, or none, is refused as a whole with 422', async () => {

@@ -1,0 +1,111 @@
+import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
+import { AppError } from '../../core/errors';
+import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
+import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
+import type { AcceptedAttachments } from '../../services/attachment-sources';
+import type { SendEmailInput } from './schemas';
+
+/** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
+export interface SendChecks {
+  /** The sending domain if it is verified for the workspace, with its default display name. */
+  verifiedDomain(workspaceId: string, domain: string): Promise<{ defaultFromName: string | null } | null>;
+  /** The template and its current version, which the message pins so a later edit cannot change it. */
+  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string } | null>;
+  /** Checks and stores the send's attachment items; returns references to keep with the message. */
+  prepareAttachments(workspaceId: string, items: NonNullable<SendEmailInput['attachments']>): Promise<AcceptedAttachments>;
+}
+
+/** A send that passed its own checks; suppression, quota and the insert are settled for many at once. */
+export interface Draft {
+  input: SendEmailInput;
+  hash: string;
+  from: Mailbox;
+  recipients: Recipients;
+  template: { id: string; versionId: string } | null;
+  attachments: AcceptedAttachments | null;
+}
+
+function fieldError(field: string, message: string): AppError {
+  return AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
+}
+
+async function sender(checks: SendChecks, workspaceId: string, from: string): Promise<Mailbox> {
+  const parsed = parseMailboxes(from);
+  if (!parsed.ok || parsed.mailboxes.length !== 1) throw fieldError('from', parsed.ok ? 'Give exactly one sender' : parsed.error);
+  const mailbox = parsed.mailboxes[0];
+  const domain = await checks.verifiedDomain(workspaceId, domainOf(mailbox.address));
+  if (!domain) throw new AppError('domain_not_verified', `The domain ${domainOf(mailbox.address)} is not verified for this workspace`);
+  return mailbox.name || !domain.defaultFromName ? mailbox : { ...mailbox, name: domain.defaultFromName };
+}
+
+/**
+ * The checks of one send that need nothing of the others, in the order their errors are reported:
+ * recipients, sender domain, template, attachments (stored last, so a send refused earlier stores nothing).
+ * Throws the send's AppError.
+ */
+export async function draftSend(
+  checks: SendChecks,
+  workspaceId: string,
+  input: SendEmailInput,
+  hash: string,
+  parsed: RecipientsResult = parseRecipients(input),
+): Promise<Draft> {
+  if (!parsed.ok && 'tooMany' in parsed) {
+    throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
+  }
+  if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
+  const from = await sender(checks, workspaceId, input.from);
+  const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
+  if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
+  const attachments = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
+  return { input, hash, from, recipients: parsed.recipients, template, attachments };
+}
+
+/** Every address a send goes to, lower-cased (none if its recipients do not parse), for suppression lookups. */
+export function recipientAddresses(parsed: RecipientsResult): string[] {
+  if (!parsed.ok) return [];
+  const { to, cc, bcc } = parsed.recipients;
+  return [...to, ...cc, ...bcc].map((mailbox) => mailbox.address.toLowerCase());
+}
+
+/** The message row of a draft once suppressed copies are dropped; 409 `suppressed` when no `to` remains. */
+export function messageOf(
+  draft: Draft,
+  id: string,
+  suppressed: ReadonlyMap<string, string>,
+  quotaPeriod: string,
+): { message: NewMessage; dropped: DroppedRecipient[] } {
+  const { input } = draft;
+  const { recipients, dropped } = dropSuppressed(draft.recipients, suppressed);
+  if (recipients.to.length === 0) {
+    const reasons = dropped.map((entry) => `${entry.address} (${entry.reason})`).join(', ');
+    throw new AppError('suppressed', `Every to recipient is suppressed: ${reasons}`, { droppedRecipients: dropped });
+  }
+  const message: NewMessage = {
+    id,
+    kind: 'transactional',
+    channel: 'email',
+    idempotencyKey: input.idempotencyKey,
+    requestHash: draft.hash,
+    fromAddress: formatMailbox(draft.from),
+    to: recipients.to.map(formatMailbox),
+    cc: recipients.cc.map(formatMailbox),
+    bcc: recipients.bcc.map(formatMailbox),
+    subject: input.subject ?? null,
+    content: {
+      html: input.html,
+      text: input.text,
+      templateVersionId: draft.template?.versionId,
+      variables: input.variables,
+      replyTo: recipients.replyTo.map(formatMailbox),
+      attachments: draft.attachments?.refs ?? [],
+      disableTracking: input.disableTracking,
+      disableUtm: input.disableUtm,
+    },
+    templateId: draft.template?.id ?? null,
+    quotaUnits: recipientCount(recipients),
+    quotaPeriod,
+    droppedRecipients: dropped,
+  };
+  return { message, dropped };
+}

@@ -1,0 +1,121 @@
+import type { Sequelize } from 'sequelize';
+import { type Plan, periodKey, type UsagePeriod } from '../../core/plans';
+import type { SuppressionReason } from '../../core/suppressions';
+import { preparedQuery, sqlState, UNIQUE_VIOLATION } from '../prepared';
+import type { NewMessage } from './messages';
+import { suppressionLookup } from './suppressions';
+
+export interface AcceptedKey {
+  id: string;
+  requestHash: string;
+}
+
+/**
+ * What acceptance reads before it decides, in one query for a whole batch: the messages already accepted
+ * under any of these idempotency keys (by key), and which of these addresses are suppressed on email
+ * (by address as given).
+ */
+export async function findAcceptedAndSuppressed(
+  db: Sequelize,
+  workspaceId: string,
+  keys: readonly string[],
+  addresses: readonly string[],
+): Promise<{ accepted: Map<string, AcceptedKey>; suppressed: Map<string, SuppressionReason> }> {
+  const suppressions = suppressionLookup('email', addresses);
+  const rows = await preparedQuery<{ kind: 'key' | 'suppression'; name: string; id: string | null; detail: string }>(
+    db,
+    'accept-lookup',
+    `SELECT 'key' AS kind, idempotency_key AS name, id::text AS id, request_hash AS detail
+       FROM messages WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
+     UNION ALL
+     SELECT 'suppression', address, NULL, reason
+       FROM suppressions WHERE workspace_id = $1 AND channel = 'email' AND address = ANY($3::text[])`,
+    [workspaceId, keys, suppressions.normalised],
+  );
+  const accepted = new Map<string, AcceptedKey>();
+  const found: Array<{ address: string; reason: SuppressionReason }> = [];
+  for (const row of rows) {
+    if (row.kind === 'key' && row.id) accepted.set(row.name, { id: row.id, requestHash: row.detail });
+    else found.push({ address: row.name, reason: row.detail as SuppressionReason });
+  }
+  return { accepted, suppressed: suppressions.byGiven(found) };
+}
+
+/** The message already accepted under this idempotency key, if any. */
+export async function findAcceptedKey(db: Sequelize, workspaceId: string, key: string): Promise<AcceptedKey | null> {
+  return (await findAcceptedAndSuppressed(db, workspaceId, [key], [])).accepted.get(key) ?? null;
+}
+
+/** Another request took one of these idempotency keys between the lookup and the insert. */
+export class IdempotencyKeyTaken extends Error {}
+
+/**
+ * The point of acceptance, in one statement (so one round trip and no explicit transaction): reserves the
+ * messages' quota units together and inserts them all, or does neither (a named statement: see prepared.ts). Returns the period's new usage, or
+ * null when the reservation would pass the plan's limit (nothing is written). Throws IdempotencyKeyTaken
+ * when a key was taken meanwhile: the unique index fails the whole statement, reservation included.
+ */
+export async function acceptMessages(
+  db: Sequelize,
+  workspaceId: string,
+  quota: { plan: Plan; period: UsagePeriod },
+  messages: readonly NewMessage[],
+): Promise<number | null> {
+  const limit = quota.plan.overageBilling ? null : quota.plan.monthlyMessages;
+  const units = messages.reduce((sum, message) => sum + message.quotaUnits, 0);
+  if (limit !== null && units > limit) return null;
+  const rows = messages.map((message) => ({
+    id: message.id,
+    kind: message.kind,
+    channel: message.channel,
+    idempotency_key: message.idempotencyKey,
+    request_hash: message.requestHash,
+    from_address: message.fromAddress,
+    to_addresses: message.to,
+    cc_addresses: message.cc,
+    bcc_addresses: message.bcc,
+    subject: message.subject,
+    content: message.content,
+    template_id: message.templateId,
+    campaign_id: message.campaignId ?? null,
+    enrollment_id: message.enrollmentId ?? null,
+    contact_id: message.contactId ?? null,
+    quota_units: message.quotaUnits,
+    dropped_recipients: message.droppedRecipients,
+  }));
+  try {
+    const [result] = await preparedQuery<{ used: string | null }>(
+      db,
+      'accept-messages',
+      `WITH batch AS (
+         SELECT * FROM jsonb_to_recordset($3::jsonb) AS m(
+           id uuid, kind text, channel text, idempotency_key text, request_hash text, from_address text,
+           to_addresses text[], cc_addresses text[], bcc_addresses text[], subject text, content jsonb,
+           template_id uuid, campaign_id uuid, enrollment_id uuid, contact_id uuid, quota_units integer,
+           dropped_recipients jsonb)
+       ),
+       reserved AS (
+         INSERT INTO usage_counters AS c (workspace_id, period_start, used) VALUES ($1, $2, $4)
+         ON CONFLICT (workspace_id, period_start) DO UPDATE SET used = c.used + EXCLUDED.used
+         WHERE $5::bigint IS NULL OR c.used + EXCLUDED.used <= $5::bigint
+         RETURNING used
+       ),
+       inserted AS (
+         INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address,
+           to_addresses, cc_addresses, bcc_addresses, subject, content, template_id, campaign_id, enrollment_id,
+           contact_id, quota_units, quota_period, dropped_recipients)
+         SELECT id, $1, kind, channel, 'queued', idempotency_key, request_hash, from_address, to_addresses, cc_addresses,
+           bcc_addresses, subject, content, template_id, campaign_id, enrollment_id, contact_id, quota_units, $2,
+           dropped_recipients
+         FROM batch WHERE EXISTS (SELECT 1 FROM reserved)
+         RETURNING id
+       )
+       SELECT (SELECT used FROM reserved) AS used, (SELECT count(*) FROM inserted) AS inserted`,
+      [workspaceId, periodKey(quota.period), JSON.stringify(rows), units, limit],
+    );
+    return result.used === null ? null : Number(result.used);
+  } catch (error) {
+    if (sqlState(error) === UNIQUE_VIOLATION) throw new IdempotencyKeyTaken();
+    throw error;
+  }
+}

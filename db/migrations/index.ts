@@ -3,6 +3,7 @@ import * as domains from './0002-domains';
 import * as templatesAttachments from './0003-templates-attachments';
 import * as contacts from './0004-contacts';
 import * as messages from './0005-messages';
+import * as messageKeys from './0006-message-keys';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   { name: '0003-templates-attachments', ...templatesAttachments },
   { name: '0004-contacts', ...contacts },
   { name: '0005-messages', ...messages },
+  { name: '0006-message-keys', ...messageKeys },
 ];

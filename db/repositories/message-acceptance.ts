@@ -25,8 +25,8 @@ export async function findAcceptedAndSuppressed(
   const rows = await preparedQuery<{ kind: 'key' | 'suppression'; name: string; id: string | null; detail: string }>(
     db,
     'accept-lookup',
-    `SELECT 'key' AS kind, idempotency_key AS name, id::text AS id, request_hash AS detail
-       FROM messages WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
+    `SELECT 'key' AS kind, idempotency_key AS name, message_id::text AS id, request_hash AS detail
+       FROM message_keys WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
      UNION ALL
      SELECT 'suppression', address, NULL, reason
        FROM suppressions WHERE workspace_id = $1 AND channel = 'email' AND address = ANY($3::text[])`,
@@ -53,7 +53,7 @@ export class IdempotencyKeyTaken extends Error {}
  * The point of acceptance, in one statement (so one round trip and no explicit transaction): reserves the
  * messages' quota units together and inserts them all, or does neither (a named statement: see prepared.ts). Returns the period's new usage, or
  * null when the reservation would pass the plan's limit (nothing is written). Throws IdempotencyKeyTaken
- * when a key was taken meanwhile: the unique index fails the whole statement, reservation included.
+ * when a key was taken meanwhile: the key's primary key fails the whole statement, reservation included.
  */
 export async function acceptMessages(
   db: Sequelize,
@@ -99,6 +99,10 @@ export async function acceptMessages(
          ON CONFLICT (workspace_id, period_start) DO UPDATE SET used = c.used + EXCLUDED.used
          WHERE $5::bigint IS NULL OR c.used + EXCLUDED.used <= $5::bigint
          RETURNING used
+       ),
+       keyed AS (
+         INSERT INTO message_keys (workspace_id, idempotency_key, message_id, request_hash)
+         SELECT $1, idempotency_key, id, request_hash FROM batch WHERE EXISTS (SELECT 1 FROM reserved)
        ),
        inserted AS (
          INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address,

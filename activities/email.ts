@@ -13,14 +13,15 @@ import {
 import { insertMessageEvent } from '../db/repositories/message-events';
 import { type EmailChannel, type OutboundAttachment, PermanentSendError } from './channels/email-channel';
 import { buildMime } from './channels/mime';
+import type { MissingAttachment } from '../services/attachment-sources';
 
 export interface EmailActivityDeps {
   db: Sequelize;
   channel: EmailChannel;
   /** Renders the message's content or template with its variables (templates issue). */
   render: (message: Message) => Promise<RenderedEmail>;
-  /** Loads the message's attachments; a deleted one is left out, not an error (the spec's state table). */
-  loadAttachments: (message: Message) => Promise<OutboundAttachment[]>;
+  /** Loads the message's attachments; a deleted one is left out and named, not an error (the spec's state table). */
+  loadAttachments: (message: Message) => Promise<{ attachments: OutboundAttachment[]; missing: MissingAttachment[] }>;
   /** DKIM-signs the raw message with the sending domain's key (domains issue). */
   sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
 }
@@ -58,6 +59,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
       await moveStatus(db, workspaceId, messageId, ['queued'], 'sending');
       const [from] = mailboxes([message.fromAddress ?? '']);
       if (!from) throw new PermanentSendError('the message has no valid sender');
+      const { attachments, missing } = await deps.loadAttachments(message);
       const email = {
         messageId,
         from,
@@ -69,7 +71,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
         html: rendered.html,
         text: rendered.text,
         headers: rendered.headers,
-        attachments: await deps.loadAttachments(message),
+        attachments,
       };
       const raw = await deps.sign(workspaceId, from.address, await buildMime(email));
       // Heartbeats while the provider works, so a worker that dies mid-send is noticed in seconds and the
@@ -77,7 +79,8 @@ export function createEmailActivities(deps: EmailActivityDeps) {
       const heartbeat = setInterval(() => Context.current().heartbeat(), 2_000);
       try {
         const receipt = await deps.channel.send(email, raw);
-        await recordSent(db, workspaceId, messageId, receipt.provider, receipt.providerMessageId);
+        // Files deleted since acceptance went out without (the spec); the sent event says which.
+        await recordSent(db, workspaceId, messageId, { ...receipt, data: missing.length ? { missingAttachments: missing } : undefined });
       } finally {
         clearInterval(heartbeat);
       }

@@ -40,9 +40,9 @@ export function createActivities(deps: ActivityDeps) {
       // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
       loadAttachments: async (message) => {
         const refs = (message.content.attachments as AttachmentRef[] | undefined) ?? [];
-        if (refs.length === 0) return [];
-        const { attachments } = await sources.load(message.workspaceId, refs);
-        return attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId }));
+        if (refs.length === 0) return { attachments: [], missing: [] };
+        const { attachments, missing } = await sources.load(message.workspaceId, refs);
+        return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };
       },
     }),
   };

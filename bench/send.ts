@@ -15,8 +15,8 @@ import { ms } from './stats';
  * outbox-only), emails per second through POST /emails/batch, bare workflow starts on the same Temporal
  * server in the same run, and the outbound rate achieved against the configured provider rate.
  */
-const SINGLES = Number(process.env.BENCH_SINGLES ?? 3_000);
-const BATCHES = Number(process.env.BENCH_BATCHES ?? 60);
+const SINGLES = Number(process.env.BENCH_SINGLES ?? 10_000);
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const BATCH_CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 4);
 const PROVIDER_RATE = Number(process.env.BENCH_PROVIDER_RATE ?? 14);

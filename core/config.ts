@@ -31,10 +31,12 @@ export const configSchema = z.object({
   /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
   /**
-   * How accepted sends reach Temporal: `inline` starts the workflow right after the commit (bounded by
-   * SEND_START_TIMEOUT_MS, the outbox catches failures); `outbox` leaves every start to the worker's loop.
+   * How accepted sends reach Temporal. `outbox` (default): the worker's loop starts the workflows of new
+   * rows every 100 ms, so acceptance never waits on or spends CPU for Temporal (docs/benchmarks.md).
+   * `inline`: the API also starts each workflow in the background right after the commit (lower latency at
+   * low volume); what it does not start within SEND_START_TIMEOUT_MS, the outbox starts after 5 s.
    */
-  SEND_DISPATCH: z.enum(['inline', 'outbox']).default('inline'),
+  SEND_DISPATCH: z.enum(['inline', 'outbox']).default('outbox'),
   SEND_START_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
   /** Whether this worker drains the send outbox (one or more workers must; it is safe on all of them). */
   SEND_OUTBOX: booleanString.default(true),

@@ -16,8 +16,8 @@ const config = loadConfig(process.env);
 const children: ChildProcess[] = [];
 let stopping = false;
 
-function run(name: string, command: string, args: string[]): ChildProcess {
-  const child = spawn(command, args, { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(name: string, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => console.log(`[${name}] ${line}`));
   }
@@ -103,6 +103,16 @@ async function main(): Promise<void> {
     mailCatcher = `\n  Mail catcher   http://localhost:${webPort}   (every email the service sends locally lands here)`;
   }
 
+  // Unless real resolvers are configured, domains are checked against a local DNS server that publishes
+  // the records of every domain added here, so they verify and can send to the mail catcher.
+  let localDns = '';
+  if (!process.env.DNS_SERVERS) {
+    const dnsPort = 5354;
+    run('dns', 'tsx', ['scripts/local-dns.ts'], { LOCAL_DNS_PORT: String(dnsPort) });
+    process.env.DNS_SERVERS = `127.0.0.1:${dnsPort}`;
+    localDns = `\n  Local DNS      127.0.0.1:${dnsPort}   (publishes every domain's records, so domains verify locally)`;
+  }
+
   execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
   run('api', 'tsx', ['api/main.ts']);
   run('worker', 'tsx', ['workers/main.ts']);
@@ -112,7 +122,7 @@ async function main(): Promise<void> {
   API            ${base}/api/v1
   API reference  ${base}/api/v1/docs   (OpenAPI: ${base}/api/v1/openapi.json)
   Health         ${base}/readyz   Metrics: ${base}/metrics
-  Temporal UI    ${temporalUi}${mailCatcher}
+  Temporal UI    ${temporalUi}${mailCatcher}${localDns}
 
   Create a workspace and its first key (in another terminal):
     npm run admin -- workspace:create --name "My company"

@@ -124,6 +124,12 @@ export async function findDomainByName(db: Sequelize, workspaceId: string, name:
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
+/** The domain of that name in any workspace (names are unique across the deployment). */
+export async function findDomainAnywhere(db: Sequelize, name: string): Promise<DomainRecord | null> {
+  const rows = await db.query<DomainRow>(`SELECT ${COLUMNS} FROM domains WHERE name = $1`, { bind: [name], type: QueryTypes.SELECT });
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
 /** Sets the default sender fields that are given (undefined leaves a field as it is; null clears it). */
 export async function updateDomainDefaults(
   db: Sequelize,

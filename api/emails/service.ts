@@ -179,7 +179,12 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
   );
 
   return {
-    send: (principal: Sender, input: SendEmailInput): Promise<SendOutcome> => singles.submit(principal.workspaceId, { principal, input }),
+    async send(principal: Sender, input: SendEmailInput): Promise<SendOutcome> {
+      // A send with attachments may wait seconds on a URL or the file store: it goes alone, so it never
+      // holds up the sends it would otherwise be grouped with.
+      if (input.attachments?.length) return (await acceptAndDispatch(principal, [input]))[0];
+      return singles.submit(principal.workspaceId, { principal, input });
+    },
 
     /** Items that failed the schema are answered as they are; the rest are accepted together. */
     async sendBatch(principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>): Promise<SendOutcome[]> {

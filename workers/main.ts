@@ -7,7 +7,7 @@ import { DOMAIN_WATCHDOG_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/i
 import { createSequelize } from '../db/sequelize';
 import { domainWatchdogWorkflow, usageRollupWorkflow } from '../workflows';
 import { createDefaultWorker, createSendsWorker } from './create-worker';
-import { runOutbox } from './outbox';
+import { outboxTiming, runOutbox } from './outbox';
 import { taskQueueName } from '../core/task-queues';
 
 /** Deployment-wide workflows that must always be running; starting one that runs is a no-op. */
@@ -69,9 +69,7 @@ async function main(): Promise<void> {
     client,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     logger,
-    // In inline mode the API starts fresh messages itself; the outbox only picks up what it could not.
-    minAgeMs: config.SEND_DISPATCH === 'inline' ? 5_000 : 0,
-    intervalMs: config.SEND_DISPATCH === 'inline' ? 2_000 : 100,
+    ...outboxTiming(config.SEND_DISPATCH),
   });
   logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.

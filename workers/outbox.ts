@@ -15,6 +15,15 @@ export interface OutboxOptions {
   intervalMs: number;
 }
 
+/**
+ * How often the loop runs and how old a row must be before it takes it. With `outbox` dispatch it is the
+ * only starter, so it takes new rows at once, often; with `inline` the API starts fresh messages itself and
+ * the loop only picks up, after a while, what it could not.
+ */
+export function outboxTiming(dispatch: 'inline' | 'outbox'): Pick<OutboxOptions, 'minAgeMs' | 'intervalMs'> {
+  return dispatch === 'inline' ? { minAgeMs: 5_000, intervalMs: 2_000 } : { minAgeMs: 0, intervalMs: 100 };
+}
+
 const BATCH = 500;
 const CONCURRENT_STARTS = 50;
 

@@ -7,7 +7,7 @@ import { QueryTypes } from 'sequelize';
 import { createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
-import { runOutbox } from '../../workers/outbox';
+import { outboxTiming, runOutbox } from '../../workers/outbox';
 import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
 import { createVerifiedDomain } from './factories';
@@ -42,7 +42,8 @@ export async function startEmailStack(
   const config = api.config;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
-  // Off by default: test files share one database, and an outbox starts every undispatched message in it.
+  // Off by default: test files share one database, and an outbox starts every undispatched message in it
+  // (a file that runs one uses a database of its own: isolated-database.ts).
   let outbox: { stop: () => Promise<void>; client: Client } | null = null;
 
   const startWorkers = async (sendRate = 1_000) => {
@@ -51,7 +52,7 @@ export async function startEmailStack(
     running = workers.map((worker) => ({ worker, done: worker.run() }));
     if (options.outbox) {
       const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
-      const loop = runOutbox({ enabled: true, db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), minAgeMs: 5_000, intervalMs: 1_000 });
+      const loop = runOutbox({ enabled: true, db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), ...outboxTiming(config.SEND_DISPATCH) });
       outbox = { stop: loop.stop, client };
     }
   };

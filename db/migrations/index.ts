@@ -4,6 +4,7 @@ import * as templatesAttachments from './0003-templates-attachments';
 import * as contacts from './0004-contacts';
 import * as messages from './0005-messages';
 import * as messageKeys from './0006-message-keys';
+import * as suppressionLookup from './0007-suppression-lookup';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   { name: '0004-contacts', ...contacts },
   { name: '0005-messages', ...messages },
   { name: '0006-message-keys', ...messageKeys },
+  { name: '0007-suppression-lookup', ...suppressionLookup },
 ];

@@ -3,12 +3,22 @@ import { type Plan, periodKey, type UsagePeriod } from '../../core/plans';
 import type { SuppressionReason } from '../../core/suppressions';
 import { preparedQuery, sqlState, UNIQUE_VIOLATION } from '../prepared';
 import type { NewMessage } from './messages';
-import { suppressionLookup } from './suppressions';
+import { SUPPRESSED_AMONG, suppressionLookup } from './suppressions';
 
 export interface AcceptedKey {
   id: string;
   requestHash: string;
 }
+
+/**
+ * Parameters: workspace, idempotency keys, normalised addresses. Keys are probed one by one through
+ * `message_keys`' primary key (key first, migration 0006), suppressions through the address index (0007).
+ */
+export const ACCEPT_LOOKUP_SQL = `
+  SELECT 'key' AS kind, idempotency_key AS name, message_id::text AS id, request_hash AS detail
+    FROM message_keys WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
+  UNION ALL
+  SELECT 'suppression', address, NULL, reason FROM suppressions WHERE ${SUPPRESSED_AMONG('$1', "'email'", '$3')}`;
 
 /**
  * What acceptance reads before it decides, in one query for a whole batch: the messages already accepted
@@ -25,11 +35,7 @@ export async function findAcceptedAndSuppressed(
   const rows = await preparedQuery<{ kind: 'key' | 'suppression'; name: string; id: string | null; detail: string }>(
     db,
     'accept-lookup',
-    `SELECT 'key' AS kind, idempotency_key AS name, message_id::text AS id, request_hash AS detail
-       FROM message_keys WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
-     UNION ALL
-     SELECT 'suppression', address, NULL, reason
-       FROM suppressions WHERE workspace_id = $1 AND channel = 'email' AND address = ANY($3::text[])`,
+    ACCEPT_LOOKUP_SQL,
     [workspaceId, keys, suppressions.normalised],
   );
   const accepted = new Map<string, AcceptedKey>();

@@ -1,9 +1,9 @@
 import { Client, type Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
+import { createGroupBatcher } from '../../core/group-batcher';
 import { sendWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
-import { createGroupBatcher } from '../../core/group-batcher';
 import { markDispatched } from '../../db/repositories/message-outbox';
 import { sendEmailWorkflow } from '../../workflows/send-email';
 
@@ -51,8 +51,8 @@ export async function startSendWorkflow(
 }
 
 /**
- * Starts waiting on Temporal at once, per API process. Past this the outbox is the faster path (it starts
- * in bulk, from the worker), so further messages are left to it rather than queued here.
+ * At most this many starts wait on Temporal at once in one API process. Past this the outbox is the faster
+ * path (it starts in bulk, from the worker), so further messages are left to it rather than queued here.
  */
 const MAX_STARTS_IN_FLIGHT = 256;
 

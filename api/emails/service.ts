@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { createGroupBatcher } from '../../core/group-batcher';
-import { PLANS, type PlanName, periodKey, quotaFigures, usagePeriodAt } from '../../core/plans';
+import { type Plan, type PlanName, PLANS, periodKey, quotaFigures, type UsagePeriod, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
 import { type AcceptedKey, acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
@@ -38,6 +38,8 @@ interface Ready {
   dropped: DroppedRecipient[];
 }
 
+type Quota = { plan: Plan; period: UsagePeriod };
+
 /** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
 const DRAFT_LANES = 8;
 
@@ -56,9 +58,9 @@ function refusal(error: unknown): SendOutcome {
 const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(() => undefined);
 
 export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
-  async function quotaRefusal(principal: Sender, units: number): Promise<AppError> {
-    const plan = PLANS[principal.plan];
-    const figures = quotaFigures(plan, await usedInPeriod(db, principal.workspaceId, usagePeriodAt(new Date())));
+  async function quotaRefusal(principal: Sender, quota: Quota, units: number): Promise<AppError> {
+    const { plan } = quota;
+    const figures = quotaFigures(plan, await usedInPeriod(db, principal.workspaceId, quota.period));
     return new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
       resource: 'messages',
       limit: figures.limit,
@@ -69,14 +71,13 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
   }
 
   /** One send on its own: the exact path, used alone and when a group write cannot settle everyone. */
-  async function writeOne(principal: Sender, ready: Ready): Promise<SendOutcome> {
-    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
+  async function writeOne(principal: Sender, quota: Quota, ready: Ready): Promise<SendOutcome> {
     try {
       if ((await acceptMessages(db, principal.workspaceId, quota, [ready.message])) !== null) {
         return { status: 'accepted', id: ready.message.id, droppedRecipients: ready.dropped };
       }
       await discardAttachments(ready.draft);
-      return { status: 'failed', error: await quotaRefusal(principal, ready.message.quotaUnits) };
+      return { status: 'failed', error: await quotaRefusal(principal, quota, ready.message.quotaUnits) };
     } catch (error) {
       if (!(error instanceof IdempotencyKeyTaken)) throw error;
       // A concurrent request with the same key committed first: answer as it did.
@@ -92,9 +93,8 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
    * Writes ready sends: all together in one statement when the quota covers them all and no key was
    * taken meanwhile (the usual case), else one by one in order, so each gets its own exact answer.
    */
-  async function write(principal: Sender, ready: Ready[], outcomes: SendOutcome[]): Promise<void> {
+  async function write(principal: Sender, quota: Quota, ready: Ready[], outcomes: SendOutcome[]): Promise<void> {
     if (ready.length > 1) {
-      const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
       try {
         const used = await acceptMessages(db, principal.workspaceId, quota, ready.map((item) => item.message));
         if (used !== null) {
@@ -105,7 +105,7 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
         if (!(error instanceof IdempotencyKeyTaken)) throw error;
       }
     }
-    for (const item of ready) outcomes[item.index] = await writeOne(principal, item);
+    for (const item of ready) outcomes[item.index] = await writeOne(principal, quota, item);
   }
 
   /**
@@ -145,17 +145,18 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
     await Promise.all(Array.from({ length: DRAFT_LANES }, lane));
     drafts.sort((a, b) => a.index - b.index);
 
-    const quotaPeriod = periodKey(usagePeriodAt(new Date()));
+    // One period for the whole call: the messages' quota_period is the counter they were reserved on.
+    const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
     const ready: Ready[] = [];
     for (const { index, draft } of drafts) {
       try {
-        ready.push({ index, draft, ...messageOf(draft, randomUUID(), suppressed, quotaPeriod) });
+        ready.push({ index, draft, ...messageOf(draft, randomUUID(), suppressed, periodKey(quota.period)) });
       } catch (error) {
         await discardAttachments(draft);
         outcomes[index] = refusal(error);
       }
     }
-    await write(principal, ready, outcomes);
+    await write(principal, quota, ready, outcomes);
 
     if (repeats.length) {
       const settled = await acceptMany(principal, repeats.map((index) => inputs[index]));

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
+import { freePort } from './free-port';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { type InternalConnectionOptions, InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
@@ -20,17 +20,6 @@ export interface TimeSkippingEnv {
 }
 
 const START_TIMEOUT_MS = 60_000;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 async function connectWhenUp(address: string, server: ChildProcess): Promise<Connection> {
   const deadline = Date.now() + START_TIMEOUT_MS;

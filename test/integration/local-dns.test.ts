@@ -6,16 +6,17 @@ import { dkimRecordName, DMARC_VALUE, spfValue } from '../../core/dns-records';
 import { findDomainByName } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { freePort } from '../helpers/free-port';
 
 // `npm start`'s local DNS (scripts/local-dns.ts): what a domain's owner is asked to publish, served for real.
 const config = loadConfig(process.env);
 const db = createSequelize(config.DATABASE_URL);
-const port = 20_000 + Math.floor(Math.random() * 20_000);
 let server: ChildProcess;
 const resolver = new Resolver({ timeout: 1_000, tries: 1 });
-resolver.setServers([`127.0.0.1:${port}`]);
 
 beforeAll(async () => {
+  const port = await freePort();
+  resolver.setServers([`127.0.0.1:${port}`]);
   const root = resolve(__dirname, '../..');
   server = spawn(resolve(root, 'node_modules/.bin/tsx'), ['scripts/local-dns.ts'], {
     cwd: root,

@@ -1,3 +1,6 @@
+import { Client, Connection } from '@temporalio/client';
+import { type Logger, pino } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import type { AttachmentRef } from '../core/attachments';
 import type { Config } from '../core/config';
@@ -9,8 +12,10 @@ import { createSesChannel } from './channels/ses';
 import { createSmtpChannel } from './channels/smtp';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
-import { createEmailActivities } from './email';
+import { createEmailActivities, type EmailActivityDeps } from './email';
 import { createEmailRenderer } from './email-render';
+import { createReconcilerActivities } from './reconciler';
+import { createSendObserver } from './send-observer';
 import { createUsageActivities } from './usage';
 
 export interface ActivityDeps {
@@ -19,6 +24,13 @@ export interface ActivityDeps {
   /** The email provider; built from EMAIL_PROVIDER when not given. */
   emailChannel?: EmailChannel;
   blobs?: BlobStore;
+  /** For the reconciler's questions about workflows; a lazy connection to TEMPORAL_ADDRESS when not given. */
+  temporal?: Client;
+  logger?: Logger;
+  /** Where the send path's counters register (the worker's /metrics). */
+  metrics?: Registry;
+  /** Replaces parts of the email activities' dependencies: tests slow or break one step. */
+  email?: Partial<Pick<EmailActivityDeps, 'loadAttachments' | 'sign' | 'timing'>>;
 }
 
 export function emailChannelFromConfig(config: Config): EmailChannel {
@@ -28,12 +40,16 @@ export function emailChannelFromConfig(config: Config): EmailChannel {
 /** Every activity, built from its dependencies so tests can pass their own. */
 export function createActivities(deps: ActivityDeps) {
   const { db, config } = deps;
+  const observer = createSendObserver(deps.logger ?? pino({ level: config.LOG_LEVEL }), deps.metrics);
+  const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const sources = createAttachmentSources({ db, blobs: deps.blobs ?? createBlobStore(blobStoreOptions(config)) });
   return {
     ...createUsageActivities(db),
     ...createDomainActivities(domainActivityDeps(db, config)),
+    ...createReconcilerActivities({ db, temporal, observer }),
     ...createEmailActivities({
       db,
+      observer,
       channel: deps.emailChannel ?? emailChannelFromConfig(config),
       render: createEmailRenderer(db),
       sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
@@ -44,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
         const { attachments, missing } = await sources.load(message.workspaceId, refs);
         return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };
       },
+      ...deps.email,
     }),
   };
 }

@@ -136,7 +136,7 @@ export function createApp(deps: AppDeps): Express {
     verifiedDomain: (workspaceId, name) => sendingDomains.get(`${workspaceId}/${name}`),
     templateExists: async (workspaceId, idOrName) => {
       const template = await findTemplateByIdOrName(db, workspaceId, idOrName);
-      return template ? { id: template.id, versionId: template.versionId } : null;
+      return template ? { id: template.id, versionId: template.versionId, hasSubject: Boolean(template.subject?.trim()) } : null;
     },
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };

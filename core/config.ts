@@ -75,6 +75,15 @@ export const configSchema = z.object({
   PLATFORM_SPF_INCLUDE: z.string().min(1).default('spf.messaging.local'),
   /** The host inbound-enabled domains point their MX record at (the SMTP listener). */
   INBOUND_MX_HOST: z.string().min(1).default('inbound.messaging.local'),
+
+  // The send path's safety nets (issue 10).
+  /** How often the reconciler looks for messages whose send workflow closed or vanished. */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
+  /** A dispatched message still waiting this long after its last change is checked against Temporal. */
+  RECONCILE_STALE_AFTER_MS: z.coerce.number().int().min(0).default(10 * 60_000),
+  /** The worker's Prometheus endpoint (`/metrics`); loopback by default, so only the host or its scraper sees it. 0 turns it off. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {

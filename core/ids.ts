@@ -21,3 +21,6 @@ export function domainCheckWorkflowId(domainId: string): string {
 
 /** Starts the background verification of domains that have none (created while Temporal was unreachable). */
 export const DOMAIN_WATCHDOG_WORKFLOW_ID = 'domain-watchdog';
+
+/** Repairs messages whose send workflow closed or vanished before they reached an end state. */
+export const MESSAGE_RECONCILER_WORKFLOW_ID = 'message-reconciler';

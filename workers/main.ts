@@ -1,22 +1,34 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
-import { loadConfig } from '../core/config';
-import { DOMAIN_WATCHDOG_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
+import { type Config, loadConfig } from '../core/config';
+import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
-import { domainWatchdogWorkflow, usageRollupWorkflow } from '../workflows';
+import { domainWatchdogWorkflow, messageReconcilerWorkflow, usageRollupWorkflow } from '../workflows';
 import { createDefaultWorker, createSendsWorker } from './create-worker';
+import { startMetricsServer } from './metrics-server';
 import { outboxTiming, runOutbox } from './outbox';
 import { taskQueueName } from '../core/task-queues';
 
 /** Deployment-wide workflows that must always be running; starting one that runs is a no-op. */
-async function ensureSingletons(client: Client, taskQueuePrefix: string): Promise<void> {
+async function ensureSingletons(client: Client, config: Config): Promise<void> {
+  const taskQueuePrefix = config.TASK_QUEUE_PREFIX;
   const taskQueue = taskQueueName(taskQueuePrefix, 'default');
   const starts = [
     // The prefix keeps deployments that share one Temporal namespace from sharing singletons.
     () => client.workflow.start(usageRollupWorkflow, { workflowId: `${taskQueuePrefix}${USAGE_ROLLUP_WORKFLOW_ID}`, taskQueue, args: [{}] }),
     () => client.workflow.start(domainWatchdogWorkflow, { workflowId: `${taskQueuePrefix}${DOMAIN_WATCHDOG_WORKFLOW_ID}`, taskQueue }),
+    () =>
+      client.workflow.start(messageReconcilerWorkflow, {
+        workflowId: `${taskQueuePrefix}${MESSAGE_RECONCILER_WORKFLOW_ID}`,
+        taskQueue,
+        args: [{
+          intervalMs: config.RECONCILE_INTERVAL_MS,
+          round: { staleAfterMs: config.RECONCILE_STALE_AFTER_MS, limit: 200, recheckAfterMs: 15 * 60_000 },
+        }],
+      }),
   ];
   for (const start of starts) {
     try {
@@ -53,13 +65,16 @@ async function main(): Promise<void> {
     connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
     namespace: config.TEMPORAL_NAMESPACE,
   });
-  await ensureSingletons(client, config.TASK_QUEUE_PREFIX);
+  await ensureSingletons(client, config);
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
   const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config }),
+    activities: createActivities({ db, config, temporal: client, logger, metrics }),
   };
   const worker = await createDefaultWorker(options);
   const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
@@ -75,7 +90,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all([worker.run(), sends.run()]);
   await outbox.stop();
-  await Promise.allSettled([db.close(), connection.close(), client.connection.close()]);
+  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), metricsServer?.close()]);
   logger.info('worker stopped');
 }
 

@@ -26,6 +26,8 @@ export function outboxTiming(dispatch: 'inline' | 'outbox'): Pick<OutboxOptions,
 
 const BATCH = 500;
 const CONCURRENT_STARTS = 50;
+/** Long enough for a round of starts; a drainer that dies mid-round frees its rows after this. */
+const LEASE_MS = 30_000;
 
 /**
  * Starts the send workflow of accepted messages that have none yet: after Temporal was down, after a
@@ -50,7 +52,7 @@ export function runOutbox(options: OutboxOptions): { stop: () => Promise<void> }
     while (running) {
       let drained = 0;
       try {
-        drained = await drainOutbox(options.db, { minAgeMs: options.minAgeMs, limit: BATCH }, startAll);
+        drained = await drainOutbox(options.db, { minAgeMs: options.minAgeMs, limit: BATCH, leaseMs: LEASE_MS }, startAll);
         if (drained) options.logger.debug({ drained }, 'outbox: send workflows started');
       } catch (err) {
         options.logger.warn({ err }, 'outbox: round failed; retrying');

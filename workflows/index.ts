@@ -3,3 +3,4 @@ export { usageRollupWorkflow } from './usage-rollup';
 export { sendEmailWorkflow } from './send-email';
 export { domainCheckWorkflow, domainVerificationWorkflow } from './domain-verification';
 export { domainWatchdogWorkflow } from './domain-watchdog';
+export { messageReconcilerWorkflow } from './message-reconciler';

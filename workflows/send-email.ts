@@ -8,27 +8,36 @@ export interface SendEmailInput {
   sendsTaskQueue: string;
 }
 
-export type SendEmailOutcome = 'sent' | 'failed' | 'skipped';
+export type SendEmailOutcome = 'sent' | 'failed' | 'skipped' | 'suppressed';
 
+/**
+ * Activities that touch only our own database. They are retried without limit: the database comes back,
+ * and giving up would leave the message without an end state. A failure that is the message's own (its
+ * template, its variables) is a PermanentSendError and ends it at once.
+ */
 const internal = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['PermanentSendError'] },
 });
+
+function reasonOf(error: ActivityFailure): string {
+  const cause = error.cause;
+  return cause instanceof ApplicationFailure ? cause.message : String(cause?.message ?? error.message);
+}
 
 /**
  * One message, from accepted to handed over to the provider. Rendering runs on the default queue and
  * stores its result on the message; delivery runs on the rate-limited `sends` queue. Provider throttling
- * and transient faults are retried with backoff by Temporal; a permanent refusal, or retries running out
- * after about a day, marks the message failed.
+ * and transient faults are retried with backoff by Temporal. Whatever fails after acceptance (the render,
+ * a permanent refusal, retries running out after about a day) ends the message `failed`, with a `failed`
+ * event and its quota given back.
  */
 export async function sendEmailWorkflow(input: SendEmailInput): Promise<SendEmailOutcome> {
   const { workspaceId, messageId } = input;
-  const prepared = await internal.renderEmail(workspaceId, messageId);
-  if (prepared === 'skip') return 'skipped';
-
   const delivery = proxyActivities<Activities>({
     taskQueue: input.sendsTaskQueue,
     startToCloseTimeout: '2 minutes',
+    // The attempt heartbeats from its first line, so this only notices a dead worker.
     heartbeatTimeout: '10 seconds',
     retry: {
       initialInterval: '5 seconds',
@@ -39,12 +48,13 @@ export async function sendEmailWorkflow(input: SendEmailInput): Promise<SendEmai
     },
   });
   try {
-    await delivery.deliverEmail(workspaceId, messageId);
-    return 'sent';
+    if ((await internal.renderEmail(workspaceId, messageId)) === 'skip') return 'skipped';
+    const delivered = await delivery.deliverEmail(workspaceId, messageId);
+    if (delivered === 'suppressed') return 'suppressed';
+    return delivered === 'sent' ? 'sent' : 'skipped';
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
-    const cause = error.cause instanceof ApplicationFailure ? error.cause.message : String(error.cause?.message ?? error.message);
-    await internal.markMessageFailed(workspaceId, messageId, cause);
+    await internal.markMessageFailed(workspaceId, messageId, reasonOf(error));
     return 'failed';
   }
 }

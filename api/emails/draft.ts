@@ -9,8 +9,11 @@ import type { SendEmailInput } from './schemas';
 export interface SendChecks {
   /** The sending domain if it is verified for the workspace, with its default display name. */
   verifiedDomain(workspaceId: string, domain: string): Promise<{ defaultFromName: string | null } | null>;
-  /** The template and its current version, which the message pins so a later edit cannot change it. */
-  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string } | null>;
+  /**
+   * The template and its current version, which the message pins so a later edit cannot change it, and
+   * whether that version has a subject of its own.
+   */
+  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string; hasSubject: boolean } | null>;
   /** Checks and stores the send's attachment items; returns references to keep with the message. */
   prepareAttachments(workspaceId: string, items: NonNullable<SendEmailInput['attachments']>): Promise<AcceptedAttachments>;
 }
@@ -21,7 +24,7 @@ export interface Draft {
   hash: string;
   from: Mailbox;
   recipients: Recipients;
-  template: { id: string; versionId: string } | null;
+  template: { id: string; versionId: string; hasSubject: boolean } | null;
   attachments: AcceptedAttachments | null;
 }
 
@@ -57,6 +60,10 @@ export async function draftSend(
   const from = await sender(checks, workspaceId, input.from);
   const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
   if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
+  // Accepting it would only defer the failure: an email cannot leave without a subject.
+  if (template && input.subject === undefined && !template.hasSubject) {
+    throw fieldError('subject', `Required: the template ${input.templateId} has no subject`);
+  }
   const attachments = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
   return { input, hash, from, recipients: parsed.recipients, template, attachments };
 }

@@ -1,5 +1,4 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { insertMessageEvent } from './message-events';
 
 export type MessageKind = 'transactional' | 'campaign' | 'automation';
 export type MessageStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'canceled';
@@ -181,27 +180,6 @@ export async function moveStatus(
     { bind: [workspaceId, messageId, from, to], type: QueryTypes.SELECT, transaction },
   );
   return rows.length === 1;
-}
-
-/**
- * Records the provider's acceptance: status sent, its id, and the `sent` event (with `data`, such as the
- * attachments left out), in one transaction.
- */
-export async function recordSent(
-  db: Sequelize,
-  workspaceId: string,
-  messageId: string,
-  receipt: { provider: string; providerMessageId: string; data?: Record<string, unknown> },
-): Promise<void> {
-  const { provider, providerMessageId } = receipt;
-  await db.transaction(async (transaction) => {
-    await db.query(
-      `UPDATE messages SET status = 'sent', provider = $3, provider_message_id = $4, updated_at = now()
-       WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending')`,
-      { bind: [workspaceId, messageId, provider, providerMessageId], transaction },
-    );
-    await insertMessageEvent(db, workspaceId, messageId, { type: 'sent', providerEventId: `sent:${providerMessageId}`, data: receipt.data }, transaction);
-  });
 }
 
 export interface MessageFilters {

@@ -4,7 +4,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import type { Agent } from 'node:https';
 import { QueryTypes } from 'sequelize';
-import { createActivities } from '../../activities';
+import { type ActivityDeps, createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { outboxTiming, runOutbox } from '../../workers/outbox';
@@ -31,7 +31,14 @@ export interface EmailStack {
  * Temporal server under a task-queue prefix of the file's own, and an SMTP sink as the provider.
  */
 export async function startEmailStack(
-  options: { snsAgent?: Agent; attachmentFetch?: AppDeps['attachmentFetch']; overrides?: Record<string, string>; outbox?: boolean } = {},
+  options: {
+    snsAgent?: Agent;
+    attachmentFetch?: AppDeps['attachmentFetch'];
+    overrides?: Record<string, string>;
+    outbox?: boolean;
+    /** Extra activity dependencies (a metrics registry, a slowed step). */
+    activities?: Omit<Partial<ActivityDeps>, 'db' | 'config'>;
+  } = {},
 ): Promise<EmailStack> {
   const sink = await startSmtpSink();
   const prefix = `test-${randomUUID()}-`;
@@ -47,7 +54,7 @@ export async function startEmailStack(
   let outbox: { stop: () => Promise<void>; client: Client } | null = null;
 
   const startWorkers = async (sendRate = 1_000) => {
-    const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities: createActivities({ db: api.db, config }) };
+    const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities: createActivities({ db: api.db, config, ...options.activities }) };
     const workers = [await createDefaultWorker(workerOptions), await createSendsWorker({ ...workerOptions, ratePerSecond: sendRate })];
     running = workers.map((worker) => ({ worker, done: worker.run() }));
     if (options.outbox) {

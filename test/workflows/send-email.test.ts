@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../activities';
+import type { DeliveryOutcome } from '../../activities/email';
 import { sendEmailWorkflow } from '../../workflows/send-email';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 
@@ -10,21 +12,27 @@ interface Calls {
   failed: string[];
 }
 
-/** Fake activities: rendering always works, delivery follows the script given. */
-function activities(calls: Calls, deliver: (attempt: number) => void) {
+type Script = {
+  render?: (attempt: number) => void;
+  deliver: (attempt: number) => DeliveryOutcome | void;
+};
+
+/** Fake activities, typed against the real ones: rendering and delivery follow the script given. */
+function activities(calls: Calls, script: Script) {
   return {
     renderEmail: async () => {
       calls.rendered += 1;
+      script.render?.(calls.rendered);
       return 'ready' as const;
     },
     deliverEmail: async () => {
       calls.deliveries += 1;
-      deliver(calls.deliveries);
+      return script.deliver(calls.deliveries) ?? 'sent';
     },
     markMessageFailed: async (_workspaceId: string, _messageId: string, reason: string) => {
       calls.failed.push(reason);
     },
-  };
+  } satisfies Pick<Activities, 'renderEmail' | 'deliverEmail' | 'markMessageFailed'>;
 }
 
 describe('send email workflow', () => {
@@ -34,11 +42,11 @@ describe('send email workflow', () => {
   });
   afterAll(() => env.close());
 
-  async function run(deliver: (attempt: number) => void): Promise<{ outcome: string; calls: Calls }> {
+  async function run(deliver: Script['deliver'], render?: Script['render']): Promise<{ outcome: string; calls: Calls }> {
     const calls: Calls = { rendered: 0, deliveries: 0, failed: [] };
     const taskQueue = `${env.taskQueue}-${randomUUID()}`;
     const sendsTaskQueue = `${taskQueue}-sends`;
-    const fakes = activities(calls, deliver);
+    const fakes = activities(calls, { deliver, render });
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
@@ -82,5 +90,33 @@ describe('send email workflow', () => {
     expect(outcome).toBe('failed');
     expect(calls.deliveries).toBe(60);
     expect(calls.failed).toHaveLength(1);
+  });
+
+  it('a render that fails for good (template, variables, budget) ends the message failed with the reason', async () => {
+    const { outcome, calls } = await run(
+      () => 'sent',
+      () => {
+        throw ApplicationFailure.create({ type: 'PermanentSendError', message: 'render: subject is empty' });
+      },
+    );
+    expect(outcome).toBe('failed');
+    expect(calls).toEqual({ rendered: 1, deliveries: 0, failed: ['render: subject is empty'] });
+  });
+
+  it('a render that waits on an unreachable database is retried until it is back, however long', async () => {
+    const { outcome, calls } = await run(
+      () => 'sent',
+      (attempt) => {
+        if (attempt <= 15) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { name: 'SequelizeConnectionRefusedError' });
+      },
+    );
+    expect(outcome).toBe('sent');
+    expect(calls).toEqual({ rendered: 16, deliveries: 1, failed: [] });
+  });
+
+  it('a message whose every to recipient was suppressed while it waited ends suppressed, not sent', async () => {
+    const { outcome, calls } = await run(() => 'suppressed');
+    expect(outcome).toBe('suppressed');
+    expect(calls.failed).toEqual([]);
   });
 });

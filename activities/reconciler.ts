@@ -1,0 +1,86 @@
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Sequelize } from 'sequelize';
+import { sendWorkflowId } from '../core/ids';
+import { failMessage } from '../db/repositories/message-delivery';
+import { findStaleUnfinished, postponeReconcile, redispatch, type UnfinishedMessage } from '../db/repositories/message-reconcile';
+import type { SendObserver } from './send-observer';
+
+export interface ReconcilerDeps {
+  db: Sequelize;
+  temporal: Client;
+  observer: SendObserver;
+}
+
+export interface ReconcileOptions {
+  /** A message that has not moved for this long is looked at. */
+  staleAfterMs: number;
+  /** How many messages one round looks at. */
+  limit: number;
+  /** A message whose workflow still runs is looked at again after this long. */
+  recheckAfterMs: number;
+}
+
+export interface ReconcileReport {
+  checked: number;
+  running: number;
+  failed: number;
+  redispatched: number;
+}
+
+/** Workflow descriptions asked for at once: enough to finish a round quickly, few enough for a shared server. */
+const CONCURRENT_DESCRIBES = 8;
+
+type Verdict = { kind: 'running' } | { kind: 'missing' } | { kind: 'closed'; status: string };
+
+export function createReconcilerActivities(deps: ReconcilerDeps) {
+  const { db, temporal, observer } = deps;
+
+  async function verdictOf(message: UnfinishedMessage): Promise<Verdict> {
+    try {
+      const description = await temporal.workflow.getHandle(sendWorkflowId(message.messageId)).describe();
+      return description.status.name === 'RUNNING' ? { kind: 'running' } : { kind: 'closed', status: description.status.name };
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return { kind: 'missing' };
+      throw error;
+    }
+  }
+
+  return {
+    /**
+     * One round of the reconciler: finds dispatched messages still waiting long after their last change
+     * and asks Temporal about their send workflow. Running: left alone for a while. Closed (terminated
+     * or canceled from the UI, failed, timed out, or completed without recording an outcome): the message
+     * ends `failed` with the reason, its quota given back. Missing (the workflow history is gone): handed
+     * back to the outbox, which starts a new one.
+     */
+    async reconcileMessages(options: ReconcileOptions): Promise<ReconcileReport> {
+      const stale = await findStaleUnfinished(db, options);
+      const report: ReconcileReport = { checked: stale.length, running: 0, failed: 0, redispatched: 0 };
+      const running: string[] = [];
+      const queue = [...stale];
+      const lane = async () => {
+        for (let message = queue.shift(); message; message = queue.shift()) {
+          const verdict = await verdictOf(message);
+          if (verdict.kind === 'running') {
+            running.push(message.messageId);
+          } else if (verdict.kind === 'missing') {
+            if (await redispatch(db, message.workspaceId, message.messageId)) {
+              report.redispatched += 1;
+              observer.repaired('redispatched', message.workspaceId, message.messageId, 'its send workflow does not exist');
+            }
+          } else {
+            const reason = `the send workflow ended ${verdict.status.toLowerCase().replace(/_/g, ' ')} before the message was sent`;
+            if (await failMessage(db, message.workspaceId, message.messageId, reason, { workflowStatus: verdict.status })) {
+              report.failed += 1;
+              observer.repaired('failed', message.workspaceId, message.messageId, reason);
+            }
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENT_DESCRIBES }, lane));
+      await postponeReconcile(db, running, options.recheckAfterMs);
+      report.running = running.length;
+      return report;
+    },
+  };
+}

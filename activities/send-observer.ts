@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+
+/**
+ * What the send path tells operators: a log line with the message id for each event they may need to act
+ * on, and a Prometheus counter for each, so an alert can fire without anyone reading logs.
+ */
+export interface SendObserver {
+  /** A delivery attempt found an earlier attempt's claim expired without a provider id: it may have sent. */
+  outcomeUnknown(workspaceId: string, messageId: string, previousClaim: string): void;
+  /** The reconciler repaired a message whose workflow was closed or missing. */
+  repaired(action: ReconcileAction, workspaceId: string, messageId: string, detail: string): void;
+  /** Recipients suppressed since acceptance were not mailed. */
+  suppressedAtDelivery(workspaceId: string, messageId: string, addresses: number, wholeMessage: boolean): void;
+}
+
+export type ReconcileAction = 'failed' | 'redispatched';
+
+export function createSendObserver(logger: Logger, registry?: Registry): SendObserver {
+  const registers = registry ? [registry] : [];
+  const unknown = new Counter({
+    name: 'messaging_delivery_outcome_unknown_total',
+    help: 'Provider calls whose outcome was unknown after an attempt died; each may have sent a message twice',
+    registers,
+  });
+  const repairs = new Counter({
+    name: 'messaging_reconciler_repairs_total',
+    help: 'Unfinished messages the reconciler repaired, by action',
+    labelNames: ['action'],
+    registers,
+  });
+  const suppressed = new Counter({
+    name: 'messaging_delivery_suppressed_recipients_total',
+    help: 'Recipients left out at delivery because they were suppressed after acceptance',
+    registers,
+  });
+  return {
+    outcomeUnknown(workspaceId, messageId, previousClaim) {
+      unknown.inc();
+      logger.warn({ workspaceId, messageId, previousClaim }, 'delivery: an earlier attempt died with an unknown outcome; sending again');
+    },
+    repaired(action, workspaceId, messageId, detail) {
+      repairs.inc({ action });
+      logger.warn({ workspaceId, messageId, action, detail }, 'reconciler: repaired an unfinished message');
+    },
+    suppressedAtDelivery(workspaceId, messageId, addresses, wholeMessage) {
+      suppressed.inc(addresses);
+      logger.info({ workspaceId, messageId, addresses, wholeMessage }, 'delivery: recipients suppressed since acceptance left out');
+    },
+  };
+}

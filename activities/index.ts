@@ -4,6 +4,7 @@ import type { Config } from '../core/config';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { createAttachmentSources } from '../services/attachment-sources';
+import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
 import { createSmtpChannel } from './channels/smtp';
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   /** The email provider; built from EMAIL_PROVIDER when not given. */
   emailChannel?: EmailChannel;
   blobs?: BlobStore;
+  /** Where templates render; built from the config when not given (its threads start on first use). */
+  templateRenderer?: TemplateRenderer;
 }
 
 export function emailChannelFromConfig(config: Config): EmailChannel {
@@ -35,7 +38,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailActivities({
       db,
       channel: deps.emailChannel ?? emailChannelFromConfig(config),
-      render: createEmailRenderer(db),
+      render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
       sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
       // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
       loadAttachments: async (message) => {

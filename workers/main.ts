@@ -5,6 +5,7 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../core/config';
 import { DOMAIN_WATCHDOG_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
+import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { domainWatchdogWorkflow, usageRollupWorkflow } from '../workflows';
 import { createDefaultWorker, createSendsWorker } from './create-worker';
 import { outboxTiming, runOutbox } from './outbox';
@@ -55,11 +56,12 @@ async function main(): Promise<void> {
   });
   await ensureSingletons(client, config.TASK_QUEUE_PREFIX);
 
+  const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
   const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config }),
+    activities: createActivities({ db, config, templateRenderer }),
   };
   const worker = await createDefaultWorker(options);
   const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
@@ -75,7 +77,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all([worker.run(), sends.run()]);
   await outbox.stop();
-  await Promise.allSettled([db.close(), connection.close(), client.connection.close()]);
+  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close()]);
   logger.info('worker stopped');
 }
 

@@ -1,9 +1,10 @@
 import type { Sequelize } from 'sequelize';
 import { isAppError } from '../core/errors';
 import { htmlToPlainText } from '../core/templates/plain-text';
-import { renderTemplate } from '../core/templates/render';
+import type { RenderedTemplate } from '../core/templates/render';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
+import type { TemplateRenderer } from '../services/template-renderer';
 import { PermanentSendError } from './channels/email-channel';
 
 interface EmailContent {
@@ -18,17 +19,17 @@ interface EmailContent {
  * A subject given with the send wins over the template's. Without a text part, one is derived from the
  * HTML; text alone stays a text-only email. (Tracking and UTM tagging plug in here with their issue.)
  */
-export function createEmailRenderer(db: Sequelize) {
+export function createEmailRenderer(db: Sequelize, templates: TemplateRenderer) {
   return async (message: Message): Promise<RenderedEmail> => {
     const content = message.content as EmailContent;
     if (content.templateVersionId) {
       const version = await findTemplateVersion(db, message.workspaceId, content.templateVersionId);
       if (!version) throw new PermanentSendError('the template version of this message no longer exists');
-      let rendered: ReturnType<typeof renderTemplate>;
+      let rendered: RenderedTemplate;
       try {
-        rendered = renderTemplate(version, content.variables ?? {});
+        rendered = await templates.render(version, content.variables ?? {});
       } catch (error) {
-        // The same template and variables fail the same way on every retry.
+        // The same template and variables fail the same way on every retry (a render over its budget too).
         if (isAppError(error) && error.code === 'template_invalid') throw new PermanentSendError(`template: ${error.message}`);
         throw error;
       }

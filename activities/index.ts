@@ -7,6 +7,7 @@ import type { Config } from '../core/config';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { createAttachmentSources } from '../services/attachment-sources';
+import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
 import { createSmtpChannel } from './channels/smtp';
@@ -31,6 +32,8 @@ export interface ActivityDeps {
   metrics?: Registry;
   /** Replaces parts of the email activities' dependencies: tests slow or break one step. */
   email?: Partial<Pick<EmailActivityDeps, 'loadAttachments' | 'sign' | 'timing'>>;
+  /** Where templates render; built from the config when not given (its threads start on first use). */
+  templateRenderer?: TemplateRenderer;
 }
 
 export function emailChannelFromConfig(config: Config): EmailChannel {
@@ -51,7 +54,7 @@ export function createActivities(deps: ActivityDeps) {
       db,
       observer,
       channel: deps.emailChannel ?? emailChannelFromConfig(config),
-      render: createEmailRenderer(db),
+      render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
       sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
       // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
       loadAttachments: async (message) => {

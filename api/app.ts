@@ -14,6 +14,7 @@ import { suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
+import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
 import { createSendDispatcher } from './emails/dispatch';
 import { emailRoutes } from './emails/routes';
@@ -55,6 +56,8 @@ export interface AppDeps {
   redis: Redis;
   temporal: Connection;
   keyCache: KeyCache;
+  /** Template previews render on its threads; whoever creates the app closes it. */
+  templateRenderer: TemplateRenderer;
   /** The S3-compatible store (attachments); built from the config when not given. */
   blobs?: BlobStore;
   /** Options of the attachment URL fetcher (tests point it at a local stand-in of a public server). */
@@ -122,7 +125,7 @@ export function createApp(deps: AppDeps): Express {
   const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
   // Development and tests create the bucket at start (a no-op in production); if the store is not up yet, first use retries.
   blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
-  templateRoutes(table('Templates'), createTemplateService({ db }));
+  templateRoutes(table('Templates'), createTemplateService({ db, templateRenderer: deps.templateRenderer }));
   attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
 
   const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });

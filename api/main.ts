@@ -5,6 +5,7 @@ import { onKeyRevocation } from '../db/key-revocations';
 import { migrate } from '../db/migrate';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
+import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { createApp } from './app';
 import { KeyCache } from './http/auth';
 import { connectTemporalForApi } from './temporal-connection';
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
     logger.warn({ err }, 'key revocation channel unavailable; cached keys expire by TTL');
   });
 
-  const app = createApp({ config, logger, db, redis, temporal, keyCache });
+  const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
+  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer });
   const server = app.listen(config.PORT, () => {
     logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');
   });
@@ -47,7 +49,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS).unref();
     server.close(async () => {
-      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close()]);
+      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
       logger.info('api stopped');
       process.exit(0);
     });

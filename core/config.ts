@@ -43,6 +43,14 @@ export const configSchema = z.object({
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /**
+   * The budget of one template render (subject, body, every block, chat texts together), on a pool of
+   * TEMPLATE_RENDER_THREADS threads per process: past it the render is stopped and is a 422
+   * template_invalid (a preview) or a failed message (a send). MEMORY_MB caps each thread's heap.
+   */
+  TEMPLATE_RENDER_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  TEMPLATE_RENDER_MEMORY_MB: z.coerce.number().int().min(16).default(64),
+  TEMPLATE_RENDER_THREADS: z.coerce.number().int().positive().default(2),
 
   // Deployment settings every instance understands (decisions.md).
   EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),

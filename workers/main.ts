@@ -6,6 +6,7 @@ import { createActivities } from '../activities';
 import { type Config, loadConfig } from '../core/config';
 import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
+import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { domainWatchdogWorkflow, messageReconcilerWorkflow, usageRollupWorkflow } from '../workflows';
 import { createDefaultWorker, createSendsWorker } from './create-worker';
 import { startMetricsServer } from './metrics-server';
@@ -70,11 +71,12 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: metrics });
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
+  const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
   const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config, temporal: client, logger, metrics }),
+    activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer }),
   };
   const worker = await createDefaultWorker(options);
   const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all([worker.run(), sends.run()]);
   await outbox.stop();
-  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), metricsServer?.close()]);
+  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close()]);
   logger.info('worker stopped');
 }
 

@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { analyseTemplate } from '../../core/templates/analyse';
 import { type ChannelText, distinctChannels, sameContent, TEMPLATE_LIMITS, type TemplateContent } from '../../core/templates/content';
-import { type RenderedTemplate, renderTemplate } from '../../core/templates/render';
+import type { RenderedTemplate } from '../../core/templates/render';
 import {
   deleteTemplate,
   findTemplate,
@@ -13,6 +13,7 @@ import {
   type TemplateRecord,
   updateTemplate,
 } from '../../db/repositories/templates';
+import type { TemplateRenderer } from '../../services/template-renderer';
 import type { CreateTemplateInput, UpdateTemplateInput } from './schemas';
 
 type BodyInput = CreateTemplateInput['body'];
@@ -40,7 +41,7 @@ function nameTaken(name: string): AppError {
   return new AppError('conflict', `A template named "${name}" already exists in this workspace`);
 }
 
-export function createTemplateService({ db }: { db: Sequelize }) {
+export function createTemplateService({ db, templateRenderer }: { db: Sequelize; templateRenderer: TemplateRenderer }) {
   async function requireTemplate(workspaceId: string, templateId: string): Promise<TemplateRecord> {
     const template = await findTemplate(db, workspaceId, templateId);
     if (!template) throw AppError.notFound('Template');
@@ -97,9 +98,10 @@ export function createTemplateService({ db }: { db: Sequelize }) {
       if (outcome === 'in_use') throw new AppError('conflict', 'A campaign still uses this template');
     },
 
+    /** Renders on the render threads, under the budget a send has, so a heavy template never stalls this process. */
     async preview(workspaceId: string, templateId: string, input: { variables: Record<string, unknown>; strict: boolean }): Promise<RenderedTemplate> {
       const template = await requireTemplate(workspaceId, templateId);
-      return renderTemplate({ ...template, id: template.versionId }, input.variables, { strict: input.strict });
+      return templateRenderer.render({ ...template, id: template.versionId }, input.variables, { strict: input.strict });
     },
   };
 }

@@ -11,6 +11,7 @@ import { onKeyRevocation } from '../../db/key-revocations';
 import { findKeyOwnerByHash } from '../../db/repositories/api-keys';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../../db/redis';
 import { createSequelize } from '../../db/sequelize';
+import { createTemplateRenderer, templateRendererOptions } from '../../services/template-renderer';
 
 export interface ApiHarness {
   url: string;
@@ -47,7 +48,8 @@ export async function startApi(
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
-  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, ...extras });
+  const templateRenderer = createTemplateRenderer(templateRendererOptions(config));
+  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, templateRenderer, ...extras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -82,7 +84,7 @@ export async function startApi(
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close()]);
+      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
     },
   };
 }

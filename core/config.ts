@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseMasterKey } from './secrets';
 
 /**
  * The one schema over the environment. Each process calls `loadConfig(process.env)` once at start and
@@ -62,7 +63,16 @@ export const configSchema = z.object({
    * Encrypts secrets at rest (DKIM private keys, provider credentials): 32 bytes, base64 or hex. The
    * development default is public and refused in production.
    */
-  MASTER_KEY: z.string().min(32).optional(),
+  MASTER_KEY: z
+    .string()
+    .refine((value) => {
+      try {
+        return parseMasterKey(value).length === 32;
+      } catch {
+        return false;
+      }
+    }, 'must be 32 bytes, as base64 (44 characters, e.g. `openssl rand -base64 32`) or hex (64 characters)')
+    .optional(),
   /**
    * SNS topics whose SES notifications are accepted. A valid SNS signature only proves the message came
    * from SNS, not from your topic, so production refuses every topic when this is empty.
@@ -96,6 +106,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const config = parsed.data;
   const production = config.NODE_ENV === 'production';
   if (production && !config.MASTER_KEY) throw new Error('Invalid configuration:\n  MASTER_KEY: required in production');
+  // Compared as bytes, so the same key spelt in hex or without padding is refused too.
+  if (production && config.MASTER_KEY && parseMasterKey(config.MASTER_KEY).equals(parseMasterKey(DEVELOPMENT_MASTER_KEY))) {
+    throw new Error('Invalid configuration:\n  MASTER_KEY: the public development key is refused in production; generate one with `openssl rand -base64 32`');
+  }
   return {
     ...config,
     MIGRATE_ON_START: config.MIGRATE_ON_START ?? !production,

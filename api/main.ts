@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../core/config';
+import { logRedaction } from '../core/log-redaction';
 import { findKeyOwnerByHash } from '../db/repositories/api-keys';
 import { onKeyRevocation } from '../db/key-revocations';
 import { migrate } from '../db/migrate';
@@ -11,7 +12,7 @@ import { connectTemporalForApi } from './temporal-connection';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' } });
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' }, redact: logRedaction });
   const db = createSequelize(config.DATABASE_URL);
   if (config.MIGRATE_ON_START) {
     const applied = await migrate(db);

@@ -106,7 +106,10 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
   const registry = createOpenApiRegistry();
-  const parseBody = express.json({ limit: config.MAX_BODY_BYTES });
+  const parseBody = {
+    default: express.json({ limit: config.MAX_BODY_BYTES }),
+    large: express.json({ limit: config.MAX_SEND_BODY_BYTES }),
+  };
   const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody }, tag);
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });

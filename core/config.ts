@@ -23,8 +23,13 @@ export const configSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().default(''),
   /** Requests per second per API key (the spec's limit is 10; raise it only for benchmarks). */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
-  /** Largest accepted request body; inline base64 attachments (25 MB) are the reason it is large. */
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
+  /** Largest request body of every route but those that carry inline base64 files. */
+  MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /**
+   * Largest body of the routes that carry inline base64 files (POST /emails, /emails/batch, /attachments):
+   * 25 MB of attachments is about 34 MB of base64, plus the rest of the message.
+   */
+  MAX_SEND_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
   /** How long a looked-up API key is trusted before it is read again (revocations also evict at once). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** How long a sending domain's verified status is trusted by POST /emails before it is read again. */

@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import type { Request, RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
+import { nestedDeeperThan } from '../../core/json-depth';
 import { grantsAny, type Scope } from '../../core/scopes';
 import { type Principal, principalOf } from './auth';
 import { ErrorSchema, ValidationErrorSchema } from './openapi';
@@ -46,6 +47,9 @@ export interface RouteDefinition<P extends Schema | undefined, Q extends Schema 
   responses: Record<number, { description: string; schema?: Schema }>;
   handle: (input: HandlerInput<Infer<P>, Infer<Q>, Infer<B>>) => Promise<Reply>;
 }
+
+/** No request body needs more levels; deeper ones would overflow the stack of the steps after parsing. */
+const MAX_BODY_DEPTH = 32;
 
 /** Error responses every authenticated route can give, documented once. */
 const COMMON_ERRORS: Record<number, string> = {
@@ -101,6 +105,9 @@ export class RouteTable {
     def: RouteDefinition<P, Q, B>,
   ): void {
     const handler: RequestHandler = async (req, res) => {
+      if (def.body && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+        throw AppError.validation({ formErrors: [`The body is nested deeper than ${MAX_BODY_DEPTH} levels`], fieldErrors: {} });
+      }
       const input = {
         // A malformed id cannot name an existing resource, so it is answered like an unknown one.
         params: parseOr(def.params, req.params, () => AppError.notFound('Resource')),

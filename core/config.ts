@@ -49,6 +49,11 @@ export const configSchema = z.object({
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /**
+   * The API's statements are cancelled after this long (Postgres statement_timeout; 0 turns it off), and
+   * the request answers 503: no list, filter or preview holds a connection of the pool unbounded.
+   */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(15_000),
 
   // Deployment settings every instance understands (decisions.md).
   EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),

@@ -43,7 +43,7 @@ export interface ApiExtras extends Pick<AppDeps, 'extend' | 'snsAgent' | 'attach
 export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, extras: ApiExtras = {}): Promise<ApiHarness> {
   const { logStream, ...appExtras } = extras;
   const config = loadConfig({ ...process.env, ...overrides });
-  const db = createSequelize(config.DATABASE_URL);
+  const db = createSequelize(config.DATABASE_URL, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL);
   const subscriber = createSubscriber(config.REDIS_URL);
   await redisReady(redis, 1_000);

@@ -11,7 +11,7 @@ describe('GET /emails reads only what a list row shows', () => {
   const statements: string[] = [];
   beforeAll(async () => {
     api = await startApi();
-    db = createSequelize(api.config.DATABASE_URL, (sql) => statements.push(sql));
+    db = createSequelize(api.config.DATABASE_URL, { log: (sql) => statements.push(sql) });
   });
   afterAll(async () => {
     await db.close();

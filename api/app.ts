@@ -33,6 +33,7 @@ import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
+import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { rateLimitPerKey } from './http/rate-limit';
 import { RouteTable } from './http/route';
@@ -89,7 +90,8 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createHttpMetrics();
   app.use(metrics.observe);
 
-  healthRoutes(app, { db, redis, temporal: deps.temporal });
+  const ops = createOpsAccess(config.OPS_TOKEN, config.NODE_ENV === 'production');
+  healthRoutes(app, { db, redis, temporal: deps.temporal, isOperator: ops.isOperator });
   callbackRoutes(app, {
     db,
     logger: deps.logger,
@@ -99,9 +101,12 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  if (ops.metrics !== 'off') {
+    const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
+    app.get('/metrics', ...guard, async (_req, res) => {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
 
   const api = Router();
   const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];

@@ -50,6 +50,11 @@ export const configSchema = z.object({
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   /**
+   * Operators' bearer token for /metrics and the per-dependency detail of /readyz. Unset: /metrics is
+   * open in development and test, not served in production.
+   */
+  OPS_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
+  /**
    * The API's statements are cancelled after this long (Postgres statement_timeout; 0 turns it off), and
    * the request answers 503: no list, filter or preview holds a connection of the pool unbounded.
    */

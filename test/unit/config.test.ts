@@ -63,6 +63,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: key })).not.toThrow();
   });
 
+  it('an operator token shorter than 16 characters is refused', () => {
+    expect(() => loadConfig({ OPS_TOKEN: 'letmein' })).toThrow(/OPS_TOKEN: must be at least 16 characters/);
+    expect(loadConfig({ OPS_TOKEN: 'a'.repeat(16) }).OPS_TOKEN).toBe('a'.repeat(16));
+  });
+
   it('reads the DNS servers as a list', () => {
     expect(loadConfig({ DNS_SERVERS: '127.0.0.1:5353, 10.0.0.2:53' }).DNS_SERVERS).toEqual(['127.0.0.1:5353', '10.0.0.2:53']);
     expect(loadConfig({}).DNS_SERVERS).toEqual([]);

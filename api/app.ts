@@ -34,6 +34,7 @@ import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
+import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { rateLimitPerKey } from './http/rate-limit';
 import { RouteTable } from './http/route';
@@ -92,7 +93,8 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createHttpMetrics();
   app.use(metrics.observe);
 
-  healthRoutes(app, { db, redis, temporal: deps.temporal });
+  const ops = createOpsAccess(config.OPS_TOKEN, config.NODE_ENV === 'production');
+  healthRoutes(app, { db, redis, temporal: deps.temporal, isOperator: ops.isOperator });
   callbackRoutes(app, {
     db,
     logger: deps.logger,
@@ -102,14 +104,20 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  if (ops.metrics !== 'off') {
+    const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
+    app.get('/metrics', ...guard, async (_req, res) => {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
 
   const api = Router();
   const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
   const registry = createOpenApiRegistry();
-  const parseBody = express.json({ limit: config.MAX_BODY_BYTES });
+  const parseBody = {
+    default: express.json({ limit: config.MAX_BODY_BYTES }),
+    large: express.json({ limit: config.MAX_SEND_BODY_BYTES }),
+  };
   const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody }, tag);
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../core/config';
+import { logRedaction } from '../core/log-redaction';
 import { findKeyOwnerByHash } from '../db/repositories/api-keys';
 import { onKeyRevocation } from '../db/key-revocations';
 import { migrate } from '../db/migrate';
@@ -12,12 +13,18 @@ import { connectTemporalForApi } from './temporal-connection';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' } });
-  const db = createSequelize(config.DATABASE_URL);
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' }, redact: logRedaction });
   if (config.MIGRATE_ON_START) {
-    const applied = await migrate(db);
-    if (applied.length) logger.info({ applied }, 'migrations applied');
+    // On a pool of its own: a migration may rightly run longer than the API's statement timeout.
+    const migrations = createSequelize(config.DATABASE_URL);
+    try {
+      const applied = await migrate(migrations);
+      if (applied.length) logger.info({ applied }, 'migrations applied');
+    } finally {
+      await migrations.close();
+    }
   }
+  const db = createSequelize(config.DATABASE_URL, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL);
   // While Redis is away, requests degrade (see createRedis); the reconnect errors are worth a warning each.
   redis.on('error', (err: Error) => logger.warn({ err }, 'Redis connection error'));

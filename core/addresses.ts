@@ -15,6 +15,9 @@ export interface Mailbox {
 
 export type AddressInput = string | readonly string[];
 
+/** RFC 5322 caps a line at 998 characters: no one address, display name included, needs more. */
+export const MAX_MAILBOX_CHARS = 998;
+
 export type ParsedMailboxes = { ok: true; mailboxes: Mailbox[] } | { ok: false; error: string };
 
 // CR and LF would let a value start a new header; other control characters have no place in an address.

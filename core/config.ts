@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseMasterKey } from './secrets';
 
 /**
  * The one schema over the environment. Each process calls `loadConfig(process.env)` once at start and
@@ -22,8 +23,13 @@ export const configSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().default(''),
   /** Requests per second per API key (the spec's limit is 10; raise it only for benchmarks). */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
-  /** Largest accepted request body; inline base64 attachments (25 MB) are the reason it is large. */
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
+  /** Largest request body of every route but those that carry inline base64 files. */
+  MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /**
+   * Largest body of the routes that carry inline base64 files (POST /emails, /emails/batch, /attachments):
+   * 25 MB of attachments is about 34 MB of base64, plus the rest of the message.
+   */
+  MAX_SEND_BODY_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
   /** How long a looked-up API key is trusted before it is read again (revocations also evict at once). */
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** How long a sending domain's verified status is trusted by POST /emails before it is read again. */
@@ -51,6 +57,16 @@ export const configSchema = z.object({
   TEMPLATE_RENDER_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
   TEMPLATE_RENDER_MEMORY_MB: z.coerce.number().int().min(16).default(64),
   TEMPLATE_RENDER_THREADS: z.coerce.number().int().positive().default(2),
+  /**
+   * Operators' bearer token for /metrics and the per-dependency detail of /readyz. Unset: /metrics is
+   * open in development and test, not served in production.
+   */
+  OPS_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. `openssl rand -hex 32`)').optional(),
+  /**
+   * The API's statements are cancelled after this long (Postgres statement_timeout; 0 turns it off), and
+   * the request answers 503: no list, filter or preview holds a connection of the pool unbounded.
+   */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(15_000),
 
   // Deployment settings every instance understands (decisions.md).
   EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),
@@ -70,7 +86,16 @@ export const configSchema = z.object({
    * Encrypts secrets at rest (DKIM private keys, provider credentials): 32 bytes, base64 or hex. The
    * development default is public and refused in production.
    */
-  MASTER_KEY: z.string().min(32).optional(),
+  MASTER_KEY: z
+    .string()
+    .refine((value) => {
+      try {
+        return parseMasterKey(value).length === 32;
+      } catch {
+        return false;
+      }
+    }, 'must be 32 bytes, as base64 (44 characters, e.g. `openssl rand -base64 32`) or hex (64 characters)')
+    .optional(),
   /**
    * SNS topics whose SES notifications are accepted. A valid SNS signature only proves the message came
    * from SNS, not from your topic, so production refuses every topic when this is empty.
@@ -113,6 +138,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const config = parsed.data;
   const production = config.NODE_ENV === 'production';
   if (production && !config.MASTER_KEY) throw new Error('Invalid configuration:\n  MASTER_KEY: required in production');
+  // Compared as bytes, so the same key spelt in hex or without padding is refused too.
+  if (production && config.MASTER_KEY && parseMasterKey(config.MASTER_KEY).equals(parseMasterKey(DEVELOPMENT_MASTER_KEY))) {
+    throw new Error('Invalid configuration:\n  MASTER_KEY: the public development key is refused in production; generate one with `openssl rand -base64 32`');
+  }
   return {
     ...config,
     MIGRATE_ON_START: config.MIGRATE_ON_START ?? !production,

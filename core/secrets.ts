@@ -8,11 +8,16 @@ const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+const HEX_KEY = /^[0-9a-f]{64}$/i;
+// Exactly the 43 characters (and optional padding) that 32 bytes encode to: Buffer.from(_, 'base64')
+// would otherwise skip stray characters and silently turn a mistyped key into other bytes.
+const BASE64_KEY = /^[A-Za-z0-9+/]{43}=?$/;
+
 /** MASTER_KEY is 32 bytes given as base64 or hex. */
 export function parseMasterKey(value: string): Buffer {
-  const key = /^[0-9a-f]{64}$/i.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
-  if (key.length !== 32) throw new Error('MASTER_KEY must be 32 bytes, as base64 or hex');
-  return key;
+  if (HEX_KEY.test(value)) return Buffer.from(value, 'hex');
+  if (BASE64_KEY.test(value)) return Buffer.from(value, 'base64');
+  throw new Error('MASTER_KEY must be 32 bytes, as base64 (44 characters) or hex (64 characters)');
 }
 
 export function sealSecret(masterKey: Buffer, plaintext: string): string {

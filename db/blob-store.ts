@@ -24,7 +24,27 @@ export interface BlobStoreOptions {
   endpoint?: string;
   /** Create the bucket on first use when it is missing: development and tests, never production. */
   createBucket: boolean;
+  /** Bounds on each call; BLOB_STORE_LIMITS unless given (tests shorten them). */
+  limits?: Partial<BlobStoreLimits>;
 }
+
+export interface BlobStoreLimits {
+  /** To open the connection. */
+  connectMs: number;
+  /** From sending the request (its body included) to the response's headers. */
+  requestMs: number;
+  /** Of silence on the socket at any point, a download's body included. */
+  idleMs: number;
+  /** Tries per call, the first included (throttling and network errors are retried with backoff). */
+  maxAttempts: number;
+}
+
+/**
+ * Without these the SDK waits on a store that accepts connections but never answers for as long as the
+ * socket lives, holding the request (and its database work) open. 30 s lets a 25 MB upload through a
+ * slow link; three attempts is the SDK's own default, written down so it is not lost.
+ */
+export const BLOB_STORE_LIMITS: BlobStoreLimits = { connectMs: 3_000, requestMs: 30_000, idleMs: 30_000, maxAttempts: 3 };
 
 export function blobStoreOptions(config: Pick<Config, 'S3_BUCKET' | 'AWS_REGION' | 'AWS_ENDPOINT_URL' | 'NODE_ENV'>): BlobStoreOptions {
   return {
@@ -59,9 +79,18 @@ const isMissing = (error: unknown) =>
   error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NoSuchKey' || error.name === 'NotFound');
 
 export function createBlobStore(options: BlobStoreOptions): BlobStore {
+  const limits = { ...BLOB_STORE_LIMITS, ...options.limits };
   const client = new S3Client({
     region: options.region,
     endpoint: options.endpoint,
+    maxAttempts: limits.maxAttempts,
+    // Handler options (the SDK builds its NodeHttpHandler from them). A request timeout only warns unless told to throw.
+    requestHandler: {
+      connectionTimeout: limits.connectMs,
+      requestTimeout: limits.requestMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: limits.idleMs,
+    },
     // Stand-ins and most S3-compatible services answer only path-style URLs; AWS itself takes both.
     forcePathStyle: options.endpoint !== undefined,
     // Checksums only where S3 requires them: a presigned PUT must not pin the checksum of an empty body.

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../core/config';
+import { portAnswers } from './port-probe';
 import { devServerArgs, temporalCliPath } from './temporal-cli';
 
 /**
@@ -94,13 +95,24 @@ async function main(): Promise<void> {
     });
   }
 
-  // With the SMTP provider on its local default, mail goes to a catcher whose page shows every message.
+  // With the SMTP provider on a local address, mail goes to a catcher whose page shows every message,
+  // unless a relay of the developer's own already listens there: then that relay gets the mail.
   let mailCatcher = '';
-  const smtp = new URL(config.SMTP_URL);
-  if (config.EMAIL_PROVIDER === 'smtp' && ['127.0.0.1', 'localhost'].includes(smtp.hostname)) {
-    const webPort = 1080;
-    run('mail', 'maildev', ['--smtp', smtp.port || '25', '--ip', '127.0.0.1', '--web', String(webPort), '--web-ip', '127.0.0.1']);
-    mailCatcher = `\n  Mail catcher   http://localhost:${webPort}   (every email the service sends locally lands here)`;
+  if (config.EMAIL_PROVIDER === 'smtp') {
+    const smtp = new URL(config.SMTP_URL);
+    const port = smtp.port || '25';
+    // Host and port only: the URL may carry the relay's credentials.
+    const relay = `${smtp.hostname}:${port}`;
+    if (!['127.0.0.1', 'localhost'].includes(smtp.hostname)) {
+      mailCatcher = `\n  Mail relay     ${relay}   (SMTP_URL)`;
+    } else if (await portAnswers(smtp.hostname, Number(port))) {
+      console.log(`[start] an SMTP server already listens at ${relay}: sending through it, no mail catcher started`);
+      mailCatcher = `\n  Mail relay     ${relay}   (already running, yours; the mail catcher was not started)`;
+    } else {
+      const webPort = 1080;
+      run('mail', 'maildev', ['--smtp', port, '--ip', '127.0.0.1', '--web', String(webPort), '--web-ip', '127.0.0.1']);
+      mailCatcher = `\n  Mail catcher   http://localhost:${webPort}   (every email the service sends locally lands here)`;
+    }
   }
 
   // Unless real resolvers are configured, domains are checked against a local DNS server that publishes

@@ -4,6 +4,7 @@ import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
 import { type Config, loadConfig } from '../core/config';
+import { logRedaction } from '../core/log-redaction';
 import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
@@ -56,7 +57,7 @@ async function connectWithRetry(address: string, logger: Logger): Promise<Native
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' } });
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' }, redact: logRedaction });
   // The SDK logs the workflow bundler's output and every worker state change at INFO: noise in production.
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
   Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });

@@ -11,9 +11,9 @@ import { apiKeyCreatedView, apiKeyView } from './views';
 
 export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
   routes.get('/api-keys', 'keys:write', {
-    summary: 'List the workspace\'s active API keys',
+    summary: 'List the workspace\'s active API keys that this key could have created (all of them for a full-access key)',
     responses: { 200: { description: 'Active keys, newest first', schema: ApiKeyListSchema } },
-    handle: async ({ principal }) => ok({ data: (await keys.list(principal.workspaceId)).map(apiKeyView) }),
+    handle: async ({ principal }) => ok({ data: (await keys.list(principal.workspaceId, principal.scopes)).map(apiKeyView) }),
   });
 
   routes.post('/api-keys', 'keys:write', {
@@ -31,10 +31,10 @@ export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
     params: ApiKeyParams,
     responses: {
       200: { description: 'Revoked', schema: ApiKeyDeletedSchema },
-      404: { description: 'No such key in this workspace' },
+      404: { description: 'No such key in this workspace, or one with scopes this key does not hold' },
     },
     handle: async ({ principal, params }) => {
-      await keys.revoke(principal.workspaceId, params.id);
+      await keys.revoke(principal.workspaceId, principal.scopes, params.id);
       return ok({ deleted: true, id: params.id });
     },
   });

@@ -4,7 +4,7 @@ import { generateApiKey } from '../../core/api-keys';
 import { AppError } from '../../core/errors';
 import { canDelegate, FULL_ACCESS, type Grant } from '../../core/scopes';
 import { publishKeyRevocation } from '../../db/key-revocations';
-import { type ApiKeyRecord, insertApiKey, listApiKeys, revokeApiKey } from '../../db/repositories/api-keys';
+import { type ApiKeyRecord, findActiveApiKey, insertApiKey, listApiKeys, revokeApiKey } from '../../db/repositories/api-keys';
 
 export interface IssuedKey {
   record: ApiKeyRecord;
@@ -34,9 +34,17 @@ export interface ApiKeyServiceDeps {
   evictLocally: (keyHash: string) => void;
 }
 
+/**
+ * A key sees and revokes only keys it could have created: those whose scopes it holds (a full-access key,
+ * every key). A broader key is hidden like another workspace's, so a narrow `keys:write` key can neither
+ * list nor revoke the full-access keys it might otherwise lock the owner out with.
+ */
+const within = (heldScopes: readonly Grant[], key: ApiKeyRecord) => canDelegate(heldScopes, key.scopes);
+
 export function createApiKeyService({ db, redis, evictLocally }: ApiKeyServiceDeps) {
   return {
-    list: (workspaceId: string) => listApiKeys(db, workspaceId),
+    list: async (workspaceId: string, heldScopes: readonly Grant[]) =>
+      (await listApiKeys(db, workspaceId)).filter((key) => within(heldScopes, key)),
 
     async create(workspaceId: string, heldScopes: readonly Grant[], input: { name?: string; scopes?: Grant[] }) {
       const requested = input.scopes ?? [FULL_ACCESS];
@@ -48,7 +56,10 @@ export function createApiKeyService({ db, redis, evictLocally }: ApiKeyServiceDe
       return issueApiKey(db, workspaceId, { name: input.name, scopes: requested });
     },
 
-    async revoke(workspaceId: string, keyId: string): Promise<void> {
+    async revoke(workspaceId: string, heldScopes: readonly Grant[], keyId: string): Promise<void> {
+      // Scopes never change once a key exists, so what is checked here still holds at the update.
+      const key = await findActiveApiKey(db, workspaceId, keyId);
+      if (!key || !within(heldScopes, key)) throw AppError.notFound('API key');
       const keyHash = await revokeApiKey(db, workspaceId, keyId);
       if (!keyHash) throw AppError.notFound('API key');
       evictLocally(keyHash);

@@ -27,6 +27,7 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
   routes.post('/attachments', SENDERS, {
     summary: 'Upload an attachment: directly (base64 content) or through a signed URL (size)',
     body: CreateAttachmentBody,
+    bodyLimit: 'large',
     responses: {
       201: {
         description: 'Direct upload: { attachment } (ready). Signed upload: AttachmentUpload (pending until the file is PUT)',

@@ -43,6 +43,7 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
   routes.post('/emails', 'email:send', {
     summary: 'Send an email (accepted, then sent by a durable workflow)',
     body: SendEmailBody,
+    bodyLimit: 'large',
     responses: {
       202: { description: 'Accepted and queued', schema: SendResultSchema },
       200: { description: 'This idempotencyKey was already accepted: the first id', schema: SendResultSchema },
@@ -56,6 +57,7 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
   routes.post('/emails/batch', 'email:send', {
     summary: 'Send up to 100 emails; each item is accepted or refused on its own',
     body: SendEmailBatchBody,
+    bodyLimit: 'large',
     responses: { 207: { description: 'Per-item results aligned by index', schema: SendEmailBatchResultSchema } },
     handle: async ({ principal, body }) => {
       const items = body.emails.map((item) => {

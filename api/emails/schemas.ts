@@ -1,9 +1,18 @@
 import { z } from 'zod';
+import { MAX_MAILBOX_CHARS } from '../../core/addresses';
+import { TEMPLATE_LIMITS } from '../../core/templates/content';
+import { VariablesSchema } from '../../core/variables';
 import { AttachmentSourcesSchema } from '../attachments/schemas';
+
+// Bounded before the address parser sees them: it must never be handed a megabyte string.
+const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`);
 
 /** `address`, `Name <address>`, several comma-separated in one string, or an array of those. */
 const addressList = (max: number, min = 1) =>
-  z.union([z.string().min(1), z.array(z.string().min(1)).min(min).max(max)]);
+  z.union([
+    z.string().min(1).max(max * MAX_MAILBOX_CHARS, `At most ${max * MAX_MAILBOX_CHARS} characters (${max} addresses)`),
+    z.array(mailbox).min(min).max(max),
+  ]);
 
 // A subject or header value with a line break would start a new header.
 const singleLine = z.string().refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
@@ -11,15 +20,15 @@ const singleLine = z.string().refine((value) => !/[\r\n]/.test(value), 'May not 
 export const SendEmailBody = z
   .object({
     to: addressList(50).describe('Recipients; to + cc + bcc together at most 50'),
-    from: z.string().min(1).describe('<address> or <Name> <address> on a verified domain'),
-    subject: singleLine.pipe(z.string().min(1)).optional().describe('Required unless the template supplies it'),
+    from: mailbox.describe('<address> or <Name> <address> on a verified domain'),
+    subject: singleLine.pipe(z.string().min(1).max(TEMPLATE_LIMITS.subject.max)).optional().describe('Required unless the template supplies it'),
     html: z.string().optional().describe('Required unless templateId (or text alone) is given'),
     text: z.string().optional().describe('Plain-text part; alone (no html, no templateId) the email is text-only'),
     replyTo: addressList(10).optional(),
     cc: addressList(50).optional(),
     bcc: addressList(50).optional(),
-    templateId: z.string().min(1).optional().describe('Template id (uuid) or name'),
-    variables: z.record(z.string(), z.unknown()).optional(),
+    templateId: z.string().min(1).max(TEMPLATE_LIMITS.name.max).optional().describe('Template id (uuid) or name'),
+    variables: VariablesSchema.optional(),
     attachments: AttachmentSourcesSchema.optional(),
     idempotencyKey: z.string().min(8).max(255),
     disableTracking: z.boolean().default(false),

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { MessageEvent } from '../../db/repositories/message-events';
-import type { Message } from '../../db/repositories/messages';
+import type { Message, MessageListItem } from '../../db/repositories/messages';
 import type { EmailListRowSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
 
-function engagementView(message: Message): z.infer<typeof MessageEngagementSchema> {
+function engagementView(message: MessageListItem): z.infer<typeof MessageEngagementSchema> {
   const engagement = message.engagement;
   return {
     opensHuman: engagement.opensHuman,
@@ -32,7 +32,7 @@ function attachmentsOf(message: Message): AttachmentSummary[] {
   return refs.map(({ id, filename, contentType, size }) => ({ id, filename, contentType, size }));
 }
 
-export function emailListRowView(message: Message): z.infer<typeof EmailListRowSchema> {
+export function emailListRowView(message: MessageListItem): z.infer<typeof EmailListRowSchema> {
   return {
     id: message.id,
     status: message.status,

@@ -1,5 +1,5 @@
 import type { Connection } from '@temporalio/client';
-import { type Router } from 'express';
+import type { Request, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
 
@@ -7,6 +7,8 @@ export interface ReadinessDeps {
   db: Sequelize;
   redis: Redis;
   temporal: Connection;
+  /** Only operators see which dependency failed and how: the messages name hosts and ports. */
+  isOperator: (req: Request) => boolean;
 }
 
 const CHECK_TIMEOUT_MS = 1_500;
@@ -28,13 +30,16 @@ async function check(work: () => Promise<unknown>): Promise<string> {
   }
 }
 
-/** `/healthz`: the process is alive. `/readyz`: it can reach everything a request needs. */
+/**
+ * `/healthz`: the process is alive. `/readyz`: it can reach everything a request needs (200 or 503);
+ * with the operator token, also what each dependency answered.
+ */
 export function healthRoutes(router: Router, deps: ReadinessDeps): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
 
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (req, res) => {
     const [postgres, redis, temporal] = await Promise.all([
       check(() => deps.db.query('SELECT 1')),
       check(() => deps.redis.ping()),
@@ -45,6 +50,7 @@ export function healthRoutes(router: Router, deps: ReadinessDeps): void {
     ]);
     const checks = { postgres, redis, temporal };
     const ready = Object.values(checks).every((state) => state === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks });
+    const status = ready ? 'ready' : 'unavailable';
+    res.status(ready ? 200 : 503).json(deps.isOperator(req) ? { status, checks } : { status });
   });
 }

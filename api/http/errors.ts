@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type ErrorCode, isAppError, type ValidationIssues } from '../../core/errors';
+import { isCancelledStatement } from '../../db/sequelize';
 
 /** The one place that maps an error code to an HTTP status. */
 export function statusFor(code: ErrorCode): number {
@@ -65,9 +66,18 @@ function fromBodyParser(err: unknown): AppError | null {
   return null;
 }
 
+/** A statement Postgres cancelled at the API's statement timeout: the service is overloaded for this request, not broken. */
+function fromDatabase(err: unknown): AppError | null {
+  if (!isCancelledStatement(err)) return null;
+  return new AppError('service_unavailable', 'The request took too long to answer; try again later or narrow it');
+}
+
 export const renderErrors: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
-  const known = isAppError(err) ? err : fromBodyParser(err);
+  const cancelled = fromDatabase(err);
+  // The stack names the repository function whose statement ran too long.
+  if (cancelled) req.log.warn({ err }, 'statement cancelled at DB_STATEMENT_TIMEOUT_MS');
+  const known = isAppError(err) ? err : (fromBodyParser(err) ?? cancelled);
   if (known) {
     res.status(statusFor(known.code)).json(errorBody(known));
     return;

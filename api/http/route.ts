@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import type { Request, RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
+import { nestedDeeperThan } from '../../core/json-depth';
 import { grantsAny, type Scope } from '../../core/scopes';
 import { type Principal, principalOf } from './auth';
 import { ErrorSchema, ValidationErrorSchema } from './openapi';
@@ -30,15 +31,25 @@ export interface HandlerInput<P, Q, B> {
 type Schema = z.ZodType;
 type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
 
+/**
+ * How large a body the route reads: `default` (MAX_BODY_BYTES, small) unless inline base64 files travel
+ * in it (`large`, MAX_SEND_BODY_BYTES), so no other route makes the server buffer and parse megabytes.
+ */
+export type BodyLimit = 'default' | 'large';
+
 export interface RouteDefinition<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
   summary: string;
   params?: P;
   query?: Q;
   body?: B;
+  bodyLimit?: BodyLimit;
   /** Documented responses; the first success entry is the normal outcome. */
   responses: Record<number, { description: string; schema?: Schema }>;
   handle: (input: HandlerInput<Infer<P>, Infer<Q>, Infer<B>>) => Promise<Reply>;
 }
+
+/** No request body needs more levels; deeper ones would overflow the stack of the steps after parsing. */
+const MAX_BODY_DEPTH = 32;
 
 /** Error responses every authenticated route can give, documented once. */
 const COMMON_ERRORS: Record<number, string> = {
@@ -52,8 +63,8 @@ export interface RouteTableDeps {
   registry: OpenAPIRegistry;
   /** Authentication and rate limit, run before the scope check on every keyed route. */
   edge: RequestHandler[];
-  /** Parses JSON bodies; runs after the scope check, so unauthenticated callers never cost a parse. */
-  parseBody: RequestHandler;
+  /** Parse JSON bodies up to each limit; run after the scope check, so unauthenticated callers never cost a parse. */
+  parseBody: Record<BodyLimit, RequestHandler>;
 }
 
 /**
@@ -94,6 +105,9 @@ export class RouteTable {
     def: RouteDefinition<P, Q, B>,
   ): void {
     const handler: RequestHandler = async (req, res) => {
+      if (def.body && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+        throw AppError.validation({ formErrors: [`The body is nested deeper than ${MAX_BODY_DEPTH} levels`], fieldErrors: {} });
+      }
       const input = {
         // A malformed id cannot name an existing resource, so it is answered like an unknown one.
         params: parseOr(def.params, req.params, () => AppError.notFound('Resource')),
@@ -106,7 +120,7 @@ export class RouteTable {
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     };
-    const parse = def.body ? [this.deps.parseBody] : [];
+    const parse = def.body ? [this.deps.parseBody[def.bodyLimit ?? 'default']] : [];
     this.deps.router[method](path, ...this.deps.edge, requireAccess(access), ...parse, handler);
     this.document(method, path, access, def);
   }
@@ -122,6 +136,12 @@ export class RouteTable {
     for (const [status, description] of Object.entries(COMMON_ERRORS)) {
       if (status === '403' && scopes.length === 0) continue;
       responses[status] ??= { description, content: { 'application/json': { schema: ErrorSchema } } };
+    }
+    if (def.body) {
+      responses['413'] ??= {
+        description: `payload_too_large: the body is over ${def.bodyLimit === 'large' ? 'MAX_SEND_BODY_BYTES (40 MiB by default)' : 'MAX_BODY_BYTES (1 MiB by default)'}`,
+        content: { 'application/json': { schema: ErrorSchema } },
+      };
     }
     if (def.body || def.query) {
       responses['422'] ??= {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { looksLikeTemplateId, TEMPLATE_CHANNELS, TEMPLATE_FORMATS, TEMPLATE_LIMITS } from '../../core/templates/content';
+import { VariablesSchema } from '../../core/variables';
 
 export const TemplateFormatSchema = z
   .enum(TEMPLATE_FORMATS)
@@ -57,7 +58,7 @@ export const UpdateTemplateBody = z
 
 export const RenderTemplateBody = z
   .strictObject({
-    variables: z.record(z.string(), z.unknown()).default({}),
+    variables: VariablesSchema.default({}),
     strict: z.boolean().default(false).describe('Refuse (422 template_invalid) when a variable the content uses is missing'),
   })
   .meta({ id: 'RenderTemplate' });

@@ -65,6 +65,14 @@ export async function listApiKeys(db: Sequelize, workspaceId: string): Promise<A
   return rows.map(toRecord);
 }
 
+export async function findActiveApiKey(db: Sequelize, workspaceId: string, keyId: string): Promise<ApiKeyRecord | null> {
+  const rows = await db.query<ApiKeyRow>('SELECT * FROM api_keys WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL', {
+    bind: [workspaceId, keyId],
+    type: QueryTypes.SELECT,
+  });
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
 /**
  * Revokes an active key of the workspace. Returns the key's hash (so caches can evict it), or null
  * when the workspace has no such active key.

@@ -92,6 +92,25 @@ export interface MessageRow {
   dispatched_at: Date | null;
 }
 
+type EngagementColumns = Pick<
+  MessageRow,
+  'opens_human' | 'opens_machine' | 'clicks' | 'content_clicks' | 'last_link_url' | 'last_link_role' | 'unsubscribed' | 'bounced' | 'last_event_at'
+>;
+
+function toEngagement(row: EngagementColumns): Engagement {
+  return {
+    opensHuman: row.opens_human,
+    opensMachine: row.opens_machine,
+    clicks: row.clicks,
+    contentClicks: row.content_clicks,
+    lastLinkUrl: row.last_link_url,
+    lastLinkRole: row.last_link_role,
+    unsubscribed: row.unsubscribed,
+    bounced: row.bounced,
+    lastEventAt: row.last_event_at,
+  };
+}
+
 export function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
@@ -117,17 +136,7 @@ export function toMessage(row: MessageRow): Message {
     droppedRecipients: row.dropped_recipients,
     provider: row.provider,
     providerMessageId: row.provider_message_id,
-    engagement: {
-      opensHuman: row.opens_human,
-      opensMachine: row.opens_machine,
-      clicks: row.clicks,
-      contentClicks: row.content_clicks,
-      lastLinkUrl: row.last_link_url,
-      lastLinkRole: row.last_link_role,
-      unsubscribed: row.unsubscribed,
-      bounced: row.bounced,
-      lastEventAt: row.last_event_at,
-    },
+    engagement: toEngagement(row),
     createdAt: row.created_at,
     dispatchedAt: row.dispatched_at,
   };
@@ -195,8 +204,39 @@ export interface MessageFilters {
   offset: number;
 }
 
+/** A message as a list shows it: without its content and rendered body, which can be megabytes each. */
+export type MessageListItem = Pick<
+  Message,
+  'id' | 'status' | 'kind' | 'to' | 'fromAddress' | 'subject' | 'campaignId' | 'enrollmentId' | 'contactId' | 'createdAt' | 'engagement'
+>;
+
+type MessageListRow = Pick<
+  MessageRow,
+  'id' | 'status' | 'kind' | 'to_addresses' | 'from_address' | 'subject' | 'campaign_id' | 'enrollment_id' | 'contact_id' | 'created_at'
+> &
+  EngagementColumns;
+
+const LIST_COLUMNS = `id, status, kind, to_addresses, from_address, subject, campaign_id, enrollment_id, contact_id, created_at,
+  opens_human, opens_machine, clicks, content_clicks, last_link_url, last_link_role, unsubscribed, bounced, last_event_at`;
+
+function toListItem(row: MessageListRow): MessageListItem {
+  return {
+    id: row.id,
+    status: row.status,
+    kind: row.kind,
+    to: row.to_addresses,
+    fromAddress: row.from_address,
+    subject: row.subject,
+    campaignId: row.campaign_id,
+    enrollmentId: row.enrollment_id,
+    contactId: row.contact_id,
+    createdAt: row.created_at,
+    engagement: toEngagement(row),
+  };
+}
+
 /** Newest first; `total` counts every match so clients can page with limit/offset. */
-export async function listMessages(db: Sequelize, workspaceId: string, filters: MessageFilters): Promise<{ rows: Message[]; total: number }> {
+export async function listMessages(db: Sequelize, workspaceId: string, filters: MessageFilters): Promise<{ rows: MessageListItem[]; total: number }> {
   const where = ['workspace_id = $1'];
   const bind: unknown[] = [workspaceId];
   const add = (clause: (placeholder: string) => string, value: unknown) => {
@@ -213,13 +253,13 @@ export async function listMessages(db: Sequelize, workspaceId: string, filters: 
   if (filters.until) add((p) => `created_at < ${p}`, filters.until);
   const condition = where.join(' AND ');
   const [rows, counted] = await Promise.all([
-    db.query<MessageRow>(
-      `SELECT * FROM messages WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${Number(filters.limit)} OFFSET ${Number(filters.offset)}`,
+    db.query<MessageListRow>(
+      `SELECT ${LIST_COLUMNS} FROM messages WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${Number(filters.limit)} OFFSET ${Number(filters.offset)}`,
       { bind, type: QueryTypes.SELECT },
     ),
     db.query<{ total: string }>(`SELECT count(*) AS total FROM messages WHERE ${condition}`, { bind, type: QueryTypes.SELECT }),
   ]);
-  return { rows: rows.map(toMessage), total: Number(counted[0].total) };
+  return { rows: rows.map(toListItem), total: Number(counted[0].total) };
 }
 
 /** Provider callbacks carry the provider's id only; this is the one lookup that finds the workspace. */

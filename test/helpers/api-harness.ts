@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { type AppDeps, createApp } from '../../api/app';
 import { KeyCache } from '../../api/http/auth';
 import { connectTemporalForApi } from '../../api/temporal-connection';
 import { type Config, loadConfig } from '../../core/config';
+import { logRedaction } from '../../core/log-redaction';
 import { onKeyRevocation } from '../../db/key-revocations';
 import { findKeyOwnerByHash } from '../../db/repositories/api-keys';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../../db/redis';
@@ -35,12 +36,15 @@ export interface ApiResponse {
  * The real API on an ephemeral port, with the test run's Postgres, Redis and Temporal (from the
  * environment `npm test` sets). Each test file makes its own and creates its own workspaces.
  */
-export async function startApi(
-  overrides: Partial<Record<keyof Config, string>> = {},
-  extras: Pick<AppDeps, 'extend' | 'snsAgent' | 'attachmentFetch'> = {},
-): Promise<ApiHarness> {
+export interface ApiExtras extends Pick<AppDeps, 'extend' | 'snsAgent' | 'attachmentFetch'> {
+  /** Receives every log line at info level and above, built as the API process builds its logger. */
+  logStream?: DestinationStream;
+}
+
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, extras: ApiExtras = {}): Promise<ApiHarness> {
+  const { logStream, ...appExtras } = extras;
   const config = loadConfig({ ...process.env, ...overrides });
-  const db = createSequelize(config.DATABASE_URL);
+  const db = createSequelize(config.DATABASE_URL, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL);
   const subscriber = createSubscriber(config.REDIS_URL);
   await redisReady(redis, 1_000);
@@ -49,7 +53,8 @@ export async function startApi(
   // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config));
-  const app = createApp({ config, logger: pino({ level: 'silent' }), db, redis, temporal, keyCache, templateRenderer, ...extras });
+  const logger = logStream ? pino({ level: 'info', redact: logRedaction }, logStream) : pino({ level: 'silent' });
+  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, ...appExtras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });

@@ -53,6 +53,41 @@ describe('API keys over HTTP', () => {
     expect(ids).not.toContain(theirs.keyId);
   });
 
+  it('a keys:write key lists only the keys whose scopes it holds; a full-access key lists them all', async () => {
+    const owner = await createWorkspace(api.db);
+    const manager = await createKey(api.db, owner.workspaceId, ['keys:write', 'email:send', 'contacts:write']);
+    const sender = await createKey(api.db, owner.workspaceId, ['email:send']);
+    const reader = await createKey(api.db, owner.workspaceId, ['contacts:read']);
+    const templates = await createKey(api.db, owner.workspaceId, ['templates:write']);
+    const listed = async (key: string) =>
+      ((await api.call('GET', '/api/v1/api-keys', { key })).body as { data: Array<{ id: string }> }).data.map((item) => item.id).sort();
+
+    // contacts:write grants contacts:read, so the reader is within the manager's reach; the owner's `*` and templates are not.
+    expect(await listed(manager.apiKey)).toEqual([manager.keyId, sender.keyId, reader.keyId].sort());
+    expect(await listed(owner.apiKey)).toEqual([owner.keyId, manager.keyId, sender.keyId, reader.keyId, templates.keyId].sort());
+  });
+
+  it('a keys:write key cannot revoke a broader key: 404 like an unknown one, and that key keeps working', async () => {
+    const owner = await createWorkspace(api.db);
+    const manager = await createKey(api.db, owner.workspaceId, ['keys:write', 'email:send']);
+    const wider = await createKey(api.db, owner.workspaceId, ['email:send', 'contacts:write']);
+    const sender = await createKey(api.db, owner.workspaceId, ['email:send']);
+    const revoke = (id: string) => api.call('DELETE', `/api/v1/api-keys/${id}`, { key: manager.apiKey });
+
+    const unknown = await revoke('00000000-0000-4000-8000-000000000000');
+    for (const broader of [owner.keyId, wider.keyId]) {
+      const refused = await revoke(broader);
+      expect(refused.status).toBe(404);
+      expect(refused.body).toEqual(unknown.body);
+    }
+    expect((await api.call('GET', '/api/v1/usage', { key: owner.apiKey })).status).toBe(200);
+    expect((await api.call('GET', '/api/v1/contacts', { key: wider.apiKey })).status).toBe(200);
+
+    expect((await revoke(sender.keyId)).status).toBe(200);
+    expect((await api.call('GET', '/api/v1/usage', { key: sender.apiKey })).status).toBe(401);
+    expect((await api.call('DELETE', `/api/v1/api-keys/${wider.keyId}`, { key: owner.apiKey })).status).toBe(200);
+  });
+
   it('revoking twice answers 404 the second time, and the key leaves the list', async () => {
     const { workspaceId, apiKey } = await createWorkspace(api.db);
     const other = await createKey(api.db, workspaceId, ['email:send']);

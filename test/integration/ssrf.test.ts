@@ -11,6 +11,7 @@ const resolveHost = standInResolver({
   'cdn.files.test': ['127.0.0.1'],
   'loopback.test': ['127.0.0.1'],
   'loopback6.test': ['::1'],
+  'compatible6.test': ['::7f00:1'],
   'internal.test': ['10.1.2.3'],
   'metadata.google.internal': ['169.254.169.254'],
   // One public and one private answer: the private one is enough to refuse the name.
@@ -72,8 +73,8 @@ describe('fetching a customer-given URL', () => {
   describe('loopback in any spelling is refused before connecting, though a server listens there', () => {
     const spellings = [
       '127.0.0.1', '127.1', '0x7f000001', '2130706433', '017700000001', '0177.0.0.1', '127.000.000.001', '127.0.0.2',
-      '[::1]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:ffff:7f00:1]', 'localhost', 'LOCALHOST.', 'app.localhost',
-      'loopback.test', 'loopback6.test',
+      '[::1]', '[::ffff:127.0.0.1]', '[0:0:0:0:0:ffff:7f00:1]', '[::7f00:1]', '[::127.0.0.1]', 'localhost', 'LOCALHOST.', 'app.localhost',
+      'loopback.test', 'loopback6.test', 'compatible6.test',
     ];
     it.each(spellings)('%s', async (host) => {
       // Without the test-only exception the stand-in's own port is loopback like any other.

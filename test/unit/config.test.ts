@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadConfig } from '../../core/config';
+
+const ownKey = randomBytes(32).toString('base64');
 
 describe('configuration', () => {
   it('has defaults that match the local stack', () => {
@@ -21,12 +26,46 @@ describe('configuration', () => {
   });
 
   it('production does not migrate on start unless asked', () => {
-    expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: 'k'.repeat(44) }).MIGRATE_ON_START).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: ownKey }).MIGRATE_ON_START).toBe(false);
   });
 
   it('production refuses to start without its own master key; development has a public one', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/MASTER_KEY/);
     expect(loadConfig({}).MASTER_KEY.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('a master key that is not 32 bytes of base64 or hex stops the start, naming MASTER_KEY', () => {
+    for (const bad of ['k'.repeat(44), 'change-me-to-32-random-bytes-in-base64-please', randomBytes(31).toString('base64'), randomBytes(33).toString('hex'), `${ownKey.slice(0, 40)} ${ownKey.slice(41)}`]) {
+      expect(() => loadConfig({ MASTER_KEY: bad })).toThrow(/MASTER_KEY: must be 32 bytes/);
+    }
+  });
+
+  it('a master key of 32 bytes is taken as base64, unpadded base64 or hex', () => {
+    const bytes = randomBytes(32);
+    for (const good of [bytes.toString('base64'), bytes.toString('base64').replace(/=$/, ''), bytes.toString('hex')]) {
+      expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: good }).MASTER_KEY).toBe(good);
+    }
+  });
+
+  it('production refuses the public development key, in any spelling; development and test accept it', () => {
+    const development = loadConfig({}).MASTER_KEY;
+    const asHex = Buffer.from(development, 'base64').toString('hex');
+    for (const spelling of [development, asHex]) {
+      expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: spelling })).toThrow(/MASTER_KEY: the public development key is refused/);
+    }
+    expect(loadConfig({ NODE_ENV: 'test', MASTER_KEY: development }).MASTER_KEY).toBe(development);
+  });
+
+  it('the docker-compose file\'s master key is one production accepts', () => {
+    const compose = readFileSync(resolve(__dirname, '../../docker-compose.yml'), 'utf8');
+    const key = /^\s*MASTER_KEY:\s*(\S+)\s*$/m.exec(compose)?.[1];
+    expect(key).toBeDefined();
+    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: key })).not.toThrow();
+  });
+
+  it('an operator token shorter than 16 characters is refused', () => {
+    expect(() => loadConfig({ OPS_TOKEN: 'letmein' })).toThrow(/OPS_TOKEN: must be at least 16 characters/);
+    expect(loadConfig({ OPS_TOKEN: 'a'.repeat(16) }).OPS_TOKEN).toBe('a'.repeat(16));
   });
 
   it('reads the DNS servers as a list', () => {

@@ -7,6 +7,7 @@ import { type DomainStatus, nextDomainStatus, statusEvent } from '../core/domain
 import { openSecret, parseMasterKey } from '../core/secrets';
 import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, saveDomainCheck } from '../db/repositories/domains';
 import { insertPlatformEvent } from '../db/repositories/platform-events';
+import type { SesClients } from './channels/ses-clients';
 import { createDnsLookup } from './dns-lookup';
 import { createSesDomainIdentities, type SesDomainIdentities } from './ses-domain-identity';
 
@@ -103,13 +104,13 @@ async function registerWithSes(deps: DomainActivityDeps, domain: DomainRecord, c
 
 export type DomainActivities = ReturnType<typeof createDomainActivities>;
 
-/** The domain activities' dependencies as the deployment configures them. */
-export function domainActivityDeps(db: Sequelize, config: Config): DomainActivityDeps {
+/** The domain activities' dependencies as the deployment configures them (`sesClients`: the process's own). */
+export function domainActivityDeps(db: Sequelize, config: Config, sesClients: SesClients): DomainActivityDeps {
   return {
     db,
     lookup: createDnsLookup({ servers: config.DNS_SERVERS }),
     settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
     masterKey: parseMasterKey(config.MASTER_KEY),
-    ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities() : undefined,
+    ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities(sesClients) : undefined,
   };
 }

@@ -130,6 +130,18 @@ export async function findDomainAnywhere(db: Sequelize, name: string): Promise<D
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
+/**
+ * The SES region a message is sent from: the region of its workspace's domain of that name (the from
+ * address's domain). The message id names the workspace, since the channel is given only the email.
+ */
+export async function findSendingRegion(db: Sequelize, messageId: string, domainName: string): Promise<string | null> {
+  const rows = await db.query<{ region: string }>(
+    'SELECT d.region FROM messages m JOIN domains d ON d.workspace_id = m.workspace_id AND d.name = $2 WHERE m.id = $1',
+    { bind: [messageId, domainName], type: QueryTypes.SELECT },
+  );
+  return rows[0]?.region ?? null;
+}
+
 /** Sets the default sender fields that are given (undefined leaves a field as it is; null clears it). */
 export async function updateDomainDefaults(
   db: Sequelize,

@@ -14,6 +14,7 @@ import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
 import { createEmailActivities } from './email';
 import { createEmailRenderer } from './email-render';
+import { createProviderEventActivities } from './provider-events';
 import { createUsageActivities } from './usage';
 
 export interface ActivityDeps {
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createUsageActivities(db),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
+    ...createProviderEventActivities(db),
     ...createEmailActivities({
       db,
       channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),

@@ -9,7 +9,7 @@ import { loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { domainRecords } from '../../core/dns-records';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
-import { type DomainRecord, findDomain, insertDomain } from '../../db/repositories/domains';
+import { type DomainRecord, findDomain, insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace } from '../helpers/factories';
@@ -189,5 +189,20 @@ describe('domains with SES as the provider (BYODKIM)', () => {
     const regionsOf = (name: string) => ses.regions.filter((entry) => entry.identity === name).map((entry) => entry.region);
     expect(regionsOf(dublin.name)).toEqual(['eu-west-1', 'eu-west-1']);
     expect(regionsOf(sydney.name)).toEqual(['ap-southeast-2', 'ap-southeast-2']);
+  });
+
+  it('a name another workspace has verified is never registered with SES: SES keeps the owner\'s key, the claim fails', async () => {
+    const owner = await publishedDomain();
+    // Both claimed the name while it was unverified; the owner verified first.
+    const claimant = await publishedDomain({ name: owner.name });
+    await saveDomainCheck(db, owner.workspaceId, owner.id, { status: 'verified', detail: null, recordChecks: [] });
+    ses.identities.set(owner.name, { origin: 'EXTERNAL', selector: owner.dkimSelector, privateKey: 'owner-key', status: 'SUCCESS' });
+    ses.calls.length = 0;
+    expect(await check(claimant)).toMatchObject({
+      status: 'failed',
+      detail: `${owner.name} is already verified by another workspace. A domain sends for one workspace only, the first to verify it, so this claim cannot be verified while that one stays verified.`,
+    });
+    expect(ses.calls).toEqual([]);
+    expect(ses.identities.get(owner.name)).toMatchObject({ selector: owner.dkimSelector, privateKey: 'owner-key' });
   });
 });

@@ -3,10 +3,11 @@ import type { Config } from '../core/config';
 import type { DnsLookup } from '../core/dns-answers';
 import type { RecordSettings } from '../core/dns-records';
 import { checkDomainRecords, type DomainCheck, type RecordCheck } from '../core/domain-checks';
-import { type DomainStatus, nextDomainStatus, statusEvent } from '../core/domain-status';
+import { type DomainStatus, nextDomainStatus, statusEvent, VERIFICATION_WINDOW_MS } from '../core/domain-status';
 import { openSecret, parseMasterKey } from '../core/secrets';
-import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, saveDomainCheck } from '../db/repositories/domains';
+import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, isVerifiedElsewhere, saveDomainCheck } from '../db/repositories/domains';
 import { insertPlatformEvent } from '../db/repositories/platform-events';
+import type { SesClients } from './channels/ses-clients';
 import { createDnsLookup } from './dns-lookup';
 import { createSesDomainIdentities, type SesDomainIdentities } from './ses-domain-identity';
 
@@ -24,6 +25,8 @@ export interface CheckDomainInput {
   domainId: string;
   /** Whether failing records turn a pending domain into `failed` (see core/domain-status.ts). */
   failPending: boolean;
+  /** The last check of a verification window: a domain still not verified is an expired claim. */
+  windowEnded?: boolean;
 }
 
 export type CheckDomainResult =
@@ -46,19 +49,26 @@ export function createDomainActivities(deps: DomainActivityDeps) {
       const domain = await findDomain(db, input.workspaceId, input.domainId);
       if (!domain) return { found: false };
       let check = await checkDomainRecords(deps.lookup, domain, deps.settings);
-      if (check.outcome === 'verified' && deps.ses) check = await registerWithSes(deps, domain, check);
+      // Asked before SES: registering a name another workspace sends from would replace its DKIM key there.
+      const lost = check.outcome === 'verified' && (await isVerifiedElsewhere(db, domain.workspaceId, domain.name));
+      if (check.outcome === 'verified' && !lost && deps.ses) check = await registerWithSes(deps, domain, check);
       return db.transaction(async (transaction) => {
         const locked = await findDomain(db, input.workspaceId, input.domainId, transaction);
         if (!locked) return { found: false as const };
-        const status = nextDomainStatus(locked.status, check.outcome, { failPending: input.failPending });
-        const detail = check.detail ?? null;
-        const saved = await saveDomainCheck(db, input.workspaceId, input.domainId, { status, detail, recordChecks: check.records }, transaction);
+        let verdict = lost ? lostClaim(locked) : judge(locked.status, check, input);
+        let stored = await saveDomainCheck(db, input.workspaceId, input.domainId, { ...verdict, recordChecks: check.records }, transaction);
+        if ('verifiedElsewhere' in stored) {
+          // Another workspace's check of this name passed at the same moment and committed first.
+          verdict = lostClaim(locked);
+          stored = await saveDomainCheck(db, input.workspaceId, input.domainId, { ...verdict, recordChecks: check.records }, transaction);
+        }
+        const { status, detail } = verdict;
         const event = statusEvent(locked.status, status);
-        if (event && saved) {
+        if (event && 'saved' in stored && stored.saved) {
           await insertPlatformEvent(
             db,
             input.workspaceId,
-            { type: event, data: { id: saved.id, name: saved.name, status, previousStatus: locked.status, detail, records: check.records } },
+            { type: event, data: { id: locked.id, name: locked.name, status, previousStatus: locked.status, detail, records: check.records } },
             transaction,
           );
         }
@@ -75,6 +85,37 @@ export function createDomainActivities(deps: DomainActivityDeps) {
         limit: input.limit,
       });
     },
+  };
+}
+
+interface Verdict {
+  status: DomainStatus;
+  detail: string | null;
+}
+
+const WINDOW_HOURS = VERIFICATION_WINDOW_MS / (60 * 60 * 1000);
+
+/** What a check makes of the domain. The window's last check leaves a claim still failing `failed`: it has expired. */
+function judge(current: DomainStatus, check: DomainCheck, input: CheckDomainInput): Verdict {
+  const status = nextDomainStatus(current, check.outcome, { failPending: input.failPending });
+  const detail = check.detail ?? null;
+  if (!input.windowEnded || status !== 'failed') return { status, detail };
+  const expired =
+    `The ${WINDOW_HOURS}-hour verification window has passed without the records checking, so this claim has expired; ` +
+    'it reserves nothing. Correct the records and call POST /domains/{id}/verify to check again and open a new window.';
+  return { status, detail: detail ? `${detail} ${expired}` : expired };
+}
+
+/**
+ * Names are unique among verified domains: the first workspace to verify a name keeps it, and another
+ * workspace's claim fails whatever its records say (decided here, and by a unique index when two race).
+ */
+function lostClaim(domain: DomainRecord): Verdict {
+  return {
+    status: 'failed',
+    detail:
+      `${domain.name} is already verified by another workspace. A domain sends for one workspace only, the first to ` +
+      'verify it, so this claim cannot be verified while that one stays verified.',
   };
 }
 
@@ -103,13 +144,13 @@ async function registerWithSes(deps: DomainActivityDeps, domain: DomainRecord, c
 
 export type DomainActivities = ReturnType<typeof createDomainActivities>;
 
-/** The domain activities' dependencies as the deployment configures them. */
-export function domainActivityDeps(db: Sequelize, config: Config): DomainActivityDeps {
+/** The domain activities' dependencies as the deployment configures them (`sesClients`: the process's own). */
+export function domainActivityDeps(db: Sequelize, config: Config, sesClients: SesClients): DomainActivityDeps {
   return {
     db,
     lookup: createDnsLookup({ servers: config.DNS_SERVERS }),
     settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
     masterKey: parseMasterKey(config.MASTER_KEY),
-    ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities() : undefined,
+    ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities(sesClients) : undefined,
   };
 }

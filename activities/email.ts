@@ -21,6 +21,8 @@ export interface EmailActivityDeps {
   /** DKIM-signs the raw message with the sending domain's key (domains issue). */
   sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
   observer: SendObserver;
+  /** Records provider notifications that arrived before the provider id was (SES can be that quick). */
+  replayParkedEvents: (provider: string, providerMessageId: string) => Promise<unknown>;
   timing?: Partial<DeliveryTiming>;
 }
 
@@ -183,6 +185,8 @@ export function createEmailActivities(deps: EmailActivityDeps) {
         // Files deleted since acceptance went out without (the spec); the sent event says which.
         const sent = { ...receipt, data: missing.length ? { missingAttachments: missing } : undefined };
         await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
+        // Not worth failing a sent message for: the reconciler's sweep records them too.
+        await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
         return 'sent';
       } finally {
         alive.stop();

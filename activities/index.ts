@@ -3,13 +3,17 @@ import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import type { AttachmentRef } from '../core/attachments';
+import { domainOf } from '../core/addresses';
 import type { Config } from '../core/config';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
+import { findSendingRegion } from '../db/repositories/domains';
+import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
+import { createSesClients, type SesClients } from './channels/ses-clients';
 import { createSmtpChannel } from './channels/smtp';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
@@ -17,6 +21,7 @@ import { createEmailActivities, type EmailActivityDeps } from './email';
 import { createEmailRenderer } from './email-render';
 import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
+import { createProviderEventActivities, emailSuppress } from './provider-events';
 import { createUsageActivities } from './usage';
 
 export interface ActivityDeps {
@@ -36,8 +41,13 @@ export interface ActivityDeps {
   templateRenderer?: TemplateRenderer;
 }
 
-export function emailChannelFromConfig(config: Config): EmailChannel {
-  return config.EMAIL_PROVIDER === 'ses' ? createSesChannel() : createSmtpChannel(config.SMTP_URL);
+export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
+  if (config.EMAIL_PROVIDER === 'smtp') return createSmtpChannel(config.SMTP_URL);
+  return createSesChannel({
+    clients: sesClients,
+    // A domain's identity lives in its own region; a message whose domain is gone tries the default one.
+    sendingRegion: async (email) => (await findSendingRegion(db, email.messageId, domainOf(email.from.address))) ?? config.AWS_REGION,
+  });
 }
 
 /** Every activity, built from its dependencies so tests can pass their own. */
@@ -46,14 +56,18 @@ export function createActivities(deps: ActivityDeps) {
   const observer = createSendObserver(deps.logger ?? pino({ level: config.LOG_LEVEL }), deps.metrics);
   const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const sources = createAttachmentSources({ db, blobs: deps.blobs ?? createBlobStore(blobStoreOptions(config)) });
+  // One SES client per region for the process, shared by sending and domain registration; made on first use.
+  const sesClients = createSesClients();
   return {
     ...createUsageActivities(db),
-    ...createDomainActivities(domainActivityDeps(db, config)),
+    ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
+    ...createProviderEventActivities(db),
     ...createReconcilerActivities({ db, temporal, observer }),
     ...createEmailActivities({
       db,
       observer,
-      channel: deps.emailChannel ?? emailChannelFromConfig(config),
+      replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
+      channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
       render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
       sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
       // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).

@@ -4,8 +4,9 @@ import {
   CreateEmailIdentityCommand,
   GetEmailIdentityCommand,
   PutEmailIdentityDkimSigningAttributesCommand,
-  SESv2Client,
+  type SESv2Client,
 } from '@aws-sdk/client-sesv2';
+import type { SesClients } from './channels/ses-clients';
 
 export interface SesRegistration {
   verifiedForSending: boolean;
@@ -24,11 +25,12 @@ export interface SesDomainToRegister {
  * Registers a sending domain with SES using our own DKIM key (BYODKIM), so SES signs with the key the
  * customer published and not one of its own. Idempotent: an identity that exists is pointed at our key
  * when it is not already. SES verifies the DKIM record itself, so sending works only once it says so.
+ * Each domain is registered in its own region, where its mail is later sent from.
  */
-export function createSesDomainIdentities(clientFor: (region: string) => SESv2Client = defaultClients()) {
+export function createSesDomainIdentities(clients: SesClients) {
   return {
     async register(domain: SesDomainToRegister): Promise<SesRegistration> {
-      const client = clientFor(domain.region);
+      const client = clients.forRegion(domain.region);
       const signing = {
         DomainSigningSelector: domain.selector,
         // SES takes the RSA private key as base64 DER, the PEM body without its armour lines (PKCS#1).
@@ -59,17 +61,4 @@ async function putSigning(client: SESv2Client, name: string, signing: { DomainSi
   await client.send(
     new PutEmailIdentityDkimSigningAttributesCommand({ EmailIdentity: name, SigningAttributesOrigin: 'EXTERNAL', SigningAttributes: signing }),
   );
-}
-
-/** One client per region; endpoint and credentials come from the AWS SDK's own environment variables. */
-function defaultClients(): (region: string) => SESv2Client {
-  const clients = new Map<string, SESv2Client>();
-  return (region) => {
-    let client = clients.get(region);
-    if (!client) {
-      client = new SESv2Client({ region });
-      clients.set(region, client);
-    }
-    return client;
-  };
 }

@@ -99,7 +99,6 @@ export function createApp(deps: AppDeps): Express {
     db,
     logger: deps.logger,
     topicArns: config.SNS_TOPIC_ARNS,
-    production: config.NODE_ENV === 'production',
     httpsAgent: deps.snsAgent,
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),

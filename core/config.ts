@@ -98,7 +98,7 @@ export const configSchema = z.object({
     .optional(),
   /**
    * SNS topics whose SES notifications are accepted. A valid SNS signature only proves the message came
-   * from SNS, not from your topic, so production refuses every topic when this is empty.
+   * from SNS, not from your topic, so no other topic is ever accepted, and SES needs at least one.
    */
   SNS_TOPIC_ARNS: z
     .string()
@@ -117,6 +117,11 @@ export const configSchema = z.object({
   /** The worker's Prometheus endpoint (`/metrics`); loopback by default, so only the host or its scraper sees it. 0 turns it off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+}).refine((config) => config.EMAIL_PROVIDER !== 'ses' || config.SNS_TOPIC_ARNS.length > 0, {
+  path: ['SNS_TOPIC_ARNS'],
+  message: 'required when EMAIL_PROVIDER=ses: the SNS topic ARNs (comma-separated) of your SES notifications; no other topic is accepted',
+  // Also when another variable is invalid, so one error names every problem; not when these two are.
+  when: (payload) => !payload.issues.some((issue) => ['EMAIL_PROVIDER', 'SNS_TOPIC_ARNS'].includes(String(issue.path?.[0]))),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseMailboxes } from './addresses';
+import { normaliseEmail } from './identities';
 
 /**
  * SES event notifications (as delivered by SNS) turned into this service's event vocabulary. Both SES
@@ -61,4 +63,30 @@ export function parseSesNotification(message: unknown): ProviderEvent | null {
     default:
       return null;
   }
+}
+
+/**
+ * Splits the recipients a bounce or complaint names into those the message was sent to (to, cc or bcc,
+ * stored as formatted mailboxes like `Ann <ann@x.org>`) and the others. Only the first may be suppressed:
+ * a mismatched or forged notification must not suppress addresses the message never went to. Addresses
+ * compare case-insensitively, domains in their ASCII form.
+ */
+export function recipientsOfMessage(reported: readonly string[], messageRecipients: readonly string[]): { matched: string[]; foreign: string[] } {
+  const sentTo = new Set(messageRecipients.flatMap(comparableAddresses));
+  const matched: string[] = [];
+  const foreign: string[] = [];
+  for (const address of reported) {
+    const comparable = comparableAddresses(address);
+    (comparable.length > 0 && comparable.every((each) => sentTo.has(each)) ? matched : foreign).push(address);
+  }
+  return { matched, foreign };
+}
+
+function comparableAddresses(text: string): string[] {
+  const parsed = parseMailboxes(text);
+  if (!parsed.ok) return [];
+  return parsed.mailboxes.flatMap((mailbox) => {
+    const normalised = normaliseEmail(mailbox.address);
+    return normalised.ok ? [normalised.address] : [];
+  });
 }

@@ -26,9 +26,11 @@ export interface DomainVerificationInput {
 
 /**
  * One per domain (id `domain-verification:<domainId>`), started when the domain is created. Inside the
- * 72-hour window a failing domain stays `pending`; at its end it becomes `failed` and the workflow ends
- * (a later verify starts a new window). A verified domain is checked every 24 hours; drift makes it `failed`
- * and opens a new window, so fixing the records brings it back without anyone asking.
+ * 72-hour window a failing domain stays `pending`; at its end the claim expires: the last check makes it
+ * `failed`, saying the window passed, and the workflow ends (a later verify starts a new window). An
+ * expired claim reserves nothing, as no unverified claim does: a name is unique among verified domains.
+ * A verified domain is checked every 24 hours; drift makes it `failed` and opens a new window, so fixing
+ * the records brings it back without anyone asking.
  */
 export async function domainVerificationWorkflow(input: DomainVerificationInput): Promise<void> {
   const { workspaceId, domainId } = input;
@@ -36,7 +38,7 @@ export async function domainVerificationWorkflow(input: DomainVerificationInput)
     const deadline = Date.parse(input.checkUntil);
     for (let attempt = 0; ; attempt += 1) {
       const final = Date.now() >= deadline;
-      const result = await background.checkDomain({ workspaceId, domainId, failPending: final });
+      const result = await background.checkDomain({ workspaceId, domainId, failPending: final, windowEnded: final });
       if (!result.found) return;
       if (result.status === 'verified') break;
       if (final && result.status === 'failed') return;

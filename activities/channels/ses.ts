@@ -1,5 +1,6 @@
-import { SESv2Client, SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
+import { SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import { type EmailChannel, type OutboundEmail, PermanentSendError, type SendReceipt } from './email-channel';
+import type { SesClients } from './ses-clients';
 
 /** SES answers that mean the message itself, the sender or the account will not be accepted as it is. */
 const PERMANENT = new Set([
@@ -11,14 +12,22 @@ const PERMANENT = new Set([
   'NotFoundException',
 ]);
 
+export interface SesChannelDeps {
+  clients: SesClients;
+  /** The SES region of the email's sending domain (its from address's domain), where its identity lives. */
+  sendingRegion: (email: OutboundEmail) => Promise<string>;
+}
+
 /**
- * SES v2 raw send. SES has no idempotency key; our message id goes in the Message-ID header and in an
- * email tag, so delivery and bounce notifications find their message.
+ * SES v2 raw send, through the client of the sending domain's region. SES has no idempotency key; our
+ * message id goes in the Message-ID header and in an email tag, so delivery and bounce notifications find
+ * their message.
  */
-export function createSesChannel(client: SESv2Client = new SESv2Client({})): EmailChannel {
+export function createSesChannel(deps: SesChannelDeps): EmailChannel {
   return {
     provider: 'ses',
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
+      const client = deps.clients.forRegion(await deps.sendingRegion(email));
       try {
         const answer = await client.send(
           new SendEmailCommand({
@@ -44,7 +53,7 @@ export function createSesChannel(client: SESv2Client = new SESv2Client({})): Ema
       }
     },
     async close() {
-      client.destroy();
+      deps.clients.destroy();
     },
   };
 }

@@ -6,15 +6,14 @@ import type { Sequelize } from 'sequelize';
 import SnsPayloadValidator from 'sns-payload-validator';
 import { AppError } from '../../core/errors';
 import { parseSesNotification } from '../../core/ses-events';
-import { recordProviderEvent, type Suppress } from './ses-events';
+import { parkProviderEvent, recordProviderEvent, type Suppress } from '../../db/repositories/provider-events';
 
 export interface CallbackDeps {
   db: Sequelize;
   logger: Logger;
   suppress: Suppress;
-  /** Accepted SNS topics; empty accepts any topic outside production (see SNS_TOPIC_ARNS). */
+  /** Accepted SNS topics (SNS_TOPIC_ARNS; configuration requires them with SES). Empty accepts none. */
   topicArns: string[];
-  production: boolean;
   /** For fetching SNS certificates and confirming subscriptions; tests route it to a local server. */
   httpsAgent?: Agent;
 }
@@ -43,7 +42,8 @@ function parseJson(text: string): unknown {
 
 /**
  * `POST /callbacks/ses`: SES delivery, bounce and complaint notifications over SNS HTTP(S). Nothing is
- * believed before the SNS signature checks out and the topic is one of ours.
+ * believed before the SNS signature checks out and the topic is one of ours: a valid signature proves only
+ * that SNS sent it, and any AWS account can make SNS post to this URL.
  */
 export function callbackRoutes(app: Router, deps: CallbackDeps): void {
   const validator = new SnsPayloadValidator({ requestAgent: deps.httpsAgent });
@@ -56,8 +56,7 @@ export function callbackRoutes(app: Router, deps: CallbackDeps): void {
       req.log.warn({ err: error }, 'SNS message refused: signature not valid');
       throw new AppError('unauthorized', 'The SNS signature does not verify');
     }
-    const topicAllowed = deps.topicArns.length ? deps.topicArns.includes(payload.TopicArn) : !deps.production;
-    if (!topicAllowed) throw new AppError('forbidden', `Topic ${payload.TopicArn} is not configured`, { need: 'SNS_TOPIC_ARNS' });
+    if (!deps.topicArns.includes(payload.TopicArn)) throw new AppError('forbidden', `Topic ${payload.TopicArn} is not configured`, { need: 'SNS_TOPIC_ARNS' });
 
     if (payload.Type === 'SubscriptionConfirmation') {
       await confirmSubscription(payload.SubscribeURL ?? '', deps.httpsAgent);
@@ -65,8 +64,15 @@ export function callbackRoutes(app: Router, deps: CallbackDeps): void {
     } else if (payload.Type === 'Notification') {
       const event = parseSesNotification(parseJson(payload.Message));
       if (event) {
-        const known = await recordProviderEvent(deps.db, deps.suppress, 'ses', payload.MessageId, event);
-        if (!known) req.log.info({ providerMessageId: event.providerMessageId }, 'SES notification for an unknown message');
+        const outcome = await recordProviderEvent(deps.db, deps.suppress, 'ses', payload.MessageId, event);
+        const logged = { providerMessageId: event.providerMessageId, notificationId: payload.MessageId, type: event.type };
+        if (outcome === 'unknown-message') {
+          // Not dropped: recorded once the message's provider id is (replayParkedEvents, matchParkedEvents).
+          await parkProviderEvent(deps.db, deps.suppress, 'ses', payload.MessageId, event);
+          req.log.info(logged, 'SES notification for a message not known yet: parked');
+        } else if (outcome === 'foreign-recipients') {
+          req.log.warn(logged, 'SES notification naming none of the message\'s recipients: ignored');
+        }
       }
     }
     res.status(200).json({ ok: true });

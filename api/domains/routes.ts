@@ -27,7 +27,7 @@ export function domainRoutes(routes: RouteTable, domains: DomainService): void {
     body: CreateDomainBody,
     responses: {
       201: { description: 'Created, pending until its records check', schema: DomainCreatedSchema },
-      409: { description: 'The domain is already added, to this or another workspace' },
+      409: { description: 'The domain is already added to this workspace, or verified by another one' },
     },
     handle: async ({ principal, body }) => created(domainCreatedView(await domains.create(principal.workspaceId, body), settings)),
   });

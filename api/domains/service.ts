@@ -38,7 +38,10 @@ export function createDomainService({ db, settings, masterKey, defaultRegion, ve
     get,
     list: (workspaceId: string) => listDomains(db, workspaceId),
 
-    /** Generates the domain's DKIM key and claims the name; a name held by any workspace is a 409. */
+    /**
+     * Generates the domain's DKIM key and claims the name: a 409 when this workspace already has it or another
+     * workspace has verified it. Other workspaces' unverified claims do not stop it; the first to verify wins.
+     */
     async create(workspaceId: string, input: CreateDomainInput): Promise<DomainRecord> {
       const key = await generateDkimKeyPair();
       const claim = await insertDomain(db, workspaceId, {
@@ -52,7 +55,7 @@ export function createDomainService({ db, settings, masterKey, defaultRegion, ve
       if ('takenBy' in claim) {
         throw claim.takenBy === 'this-workspace'
           ? new AppError('conflict', `${input.name} is already added to this workspace`, { id: claim.id })
-          : new AppError('conflict', `${input.name} is already registered by another workspace`);
+          : new AppError('conflict', `${input.name} is already verified by another workspace`);
       }
       await verification.watch(claim.created);
       return claim.created;

@@ -5,6 +5,7 @@ import * as contacts from './0004-contacts';
 import * as messages from './0005-messages';
 import * as messageKeys from './0006-message-keys';
 import * as suppressionLookup from './0007-suppression-lookup';
+import * as parkedEventsDomainClaims from './0008-parked-events-domain-claims';
 import * as deliveryFence from './0009-delivery-fence';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
@@ -16,5 +17,6 @@ export const migrations = [
   { name: '0005-messages', ...messages },
   { name: '0006-message-keys', ...messageKeys },
   { name: '0007-suppression-lookup', ...suppressionLookup },
+  { name: '0008-parked-events-domain-claims', ...parkedEventsDomainClaims },
   { name: '0009-delivery-fence', ...deliveryFence },
 ];

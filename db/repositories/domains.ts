@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
 import type { RecordCheck } from '../../core/domain-checks';
 import type { DomainStatus } from '../../core/domain-status';
 
@@ -70,18 +70,23 @@ export interface NewDomain {
   dkimPrivateKeySealed: string;
 }
 
-/** Who already holds a name: this workspace (with the domain's id) or another one (nothing more is told). */
+/**
+ * Why a name cannot be added: this workspace already holds it (with the domain's id), or another workspace
+ * has verified it (nothing more is told). Another workspace's pending or failed claim does not stop it.
+ */
 export type DomainClaim = { created: DomainRecord } | { takenBy: 'this-workspace'; id: string } | { takenBy: 'another-workspace' };
 
 /**
- * Inserts the domain unless the name is taken anywhere. The unique index decides, so two workspaces racing
- * for the same name cannot both win.
+ * Inserts the domain unless this workspace already holds the name or another workspace has verified it.
+ * Pending claims of several workspaces may coexist; the first to verify wins (saveDomainCheck). The unique
+ * index of (workspace, name) settles a workspace racing itself.
  */
 export async function insertDomain(db: Sequelize, workspaceId: string, domain: NewDomain): Promise<DomainClaim> {
   const rows = await db.query<DomainRow>(
     `INSERT INTO domains (id, workspace_id, name, region, default_from_name, dkim_selector, dkim_public_key, dkim_private_key_sealed)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (name) DO NOTHING
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8
+     WHERE NOT EXISTS (SELECT 1 FROM domains WHERE name = $3 AND status = 'verified' AND workspace_id <> $2)
+     ON CONFLICT (workspace_id, name) DO NOTHING
      RETURNING ${COLUMNS}`,
     {
       bind: [randomUUID(), workspaceId, domain.name, domain.region, domain.defaultFromName, domain.dkimSelector, domain.dkimPublicKey, domain.dkimPrivateKeySealed],
@@ -89,12 +94,8 @@ export async function insertDomain(db: Sequelize, workspaceId: string, domain: N
     },
   );
   if (rows[0]) return { created: toRecord(rows[0]) };
-  const holders = await db.query<{ id: string; workspace_id: string }>('SELECT id, workspace_id FROM domains WHERE name = $1', {
-    bind: [domain.name],
-    type: QueryTypes.SELECT,
-  });
-  const holder = holders[0];
-  return holder?.workspace_id === workspaceId ? { takenBy: 'this-workspace', id: holder.id } : { takenBy: 'another-workspace' };
+  const own = await findDomainByName(db, workspaceId, domain.name);
+  return own ? { takenBy: 'this-workspace', id: own.id } : { takenBy: 'another-workspace' };
 }
 
 /** Newest first (decisions: every list is ordered newest first). */
@@ -124,10 +125,37 @@ export async function findDomainByName(db: Sequelize, workspaceId: string, name:
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
-/** The domain of that name in any workspace (names are unique across the deployment). */
+/**
+ * The domain of that name in any workspace: the verified one, or else the oldest claim (several workspaces
+ * may claim a name until one verifies it). Only the local DNS server asks, to publish one set of records.
+ */
 export async function findDomainAnywhere(db: Sequelize, name: string): Promise<DomainRecord | null> {
-  const rows = await db.query<DomainRow>(`SELECT ${COLUMNS} FROM domains WHERE name = $1`, { bind: [name], type: QueryTypes.SELECT });
+  const rows = await db.query<DomainRow>(
+    `SELECT ${COLUMNS} FROM domains WHERE name = $1 ORDER BY status = 'verified' DESC, created_at, id LIMIT 1`,
+    { bind: [name], type: QueryTypes.SELECT },
+  );
   return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/** Whether a workspace other than this one has verified the name (it then keeps it: first to verify wins). */
+export async function isVerifiedElsewhere(db: Sequelize, workspaceId: string, name: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM domains WHERE name = $1 AND status = \'verified\' AND workspace_id <> $2', {
+    bind: [name, workspaceId],
+    type: QueryTypes.SELECT,
+  });
+  return rows.length > 0;
+}
+
+/**
+ * The SES region a message is sent from: the region of its workspace's domain of that name (the from
+ * address's domain). The message id names the workspace, since the channel is given only the email.
+ */
+export async function findSendingRegion(db: Sequelize, messageId: string, domainName: string): Promise<string | null> {
+  const rows = await db.query<{ region: string }>(
+    'SELECT d.region FROM messages m JOIN domains d ON d.workspace_id = m.workspace_id AND d.name = $2 WHERE m.id = $1',
+    { bind: [messageId, domainName], type: QueryTypes.SELECT },
+  );
+  return rows[0]?.region ?? null;
 }
 
 /** Sets the default sender fields that are given (undefined leaves a field as it is; null clears it). */
@@ -173,27 +201,44 @@ export interface CheckResult {
   recordChecks: RecordCheck[];
 }
 
-/** Stores a check's verdict; `verified_at` keeps the first time the domain passed since it last failed. */
+/** The verdict was stored; or it was `verified` and another workspace's domain of that name already is. */
+export type SavedCheck = { saved: DomainRecord | null } | { verifiedElsewhere: true };
+
+/**
+ * Stores a check's verdict; `verified_at` keeps the first time the domain passed since it last failed.
+ * A second verified domain of one name breaks the partial unique index: that race (two workspaces' checks
+ * passing at once) ends here, in the database, as `verifiedElsewhere`. Inside a transaction the update runs
+ * in a savepoint, so the caller's transaction survives the refusal and can store the other verdict.
+ */
 export async function saveDomainCheck(
   db: Sequelize,
   workspaceId: string,
   domainId: string,
   result: CheckResult,
   transaction?: Transaction,
-): Promise<DomainRecord | null> {
-  const rows = await db.query<DomainRow>(
-    `UPDATE domains SET
-       status = $3,
-       detail = $4,
-       record_checks = $5,
-       last_checked_at = now(),
-       verified_at = CASE WHEN $3 = 'verified' THEN COALESCE(verified_at, now()) ELSE NULL END,
-       updated_at = now()
-     WHERE workspace_id = $1 AND id = $2
-     RETURNING ${COLUMNS}`,
-    { bind: [workspaceId, domainId, result.status, result.detail, JSON.stringify(result.recordChecks)], type: QueryTypes.SELECT, transaction },
-  );
-  return rows[0] ? toRecord(rows[0]) : null;
+): Promise<SavedCheck> {
+  const update = (savepoint: Transaction | undefined) =>
+    db.query<DomainRow>(
+      `UPDATE domains SET
+         status = $3,
+         detail = $4,
+         record_checks = $5,
+         last_checked_at = now(),
+         verified_at = CASE WHEN $3 = 'verified' THEN COALESCE(verified_at, now()) ELSE NULL END,
+         updated_at = now()
+       WHERE workspace_id = $1 AND id = $2
+       RETURNING ${COLUMNS}`,
+      { bind: [workspaceId, domainId, result.status, result.detail, JSON.stringify(result.recordChecks)], type: QueryTypes.SELECT, transaction: savepoint },
+    );
+  try {
+    const rows = await (transaction ? db.transaction({ transaction }, update) : update(undefined));
+    return { saved: rows[0] ? toRecord(rows[0]) : null };
+  } catch (error) {
+    if (error instanceof UniqueConstraintError && (error.parent as { constraint?: string }).constraint === 'domains_verified_name_key') {
+      return { verifiedElsewhere: true };
+    }
+    throw error;
+  }
 }
 
 export interface SigningKeyRecord {

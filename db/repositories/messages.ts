@@ -262,15 +262,19 @@ export async function listMessages(db: Sequelize, workspaceId: string, filters: 
   return { rows: rows.map(toListItem), total: Number(counted[0].total) };
 }
 
-/** Provider callbacks carry the provider's id only; this is the one lookup that finds the workspace. */
+/**
+ * Provider callbacks carry the provider's id only; this is the one lookup that finds the workspace. The
+ * recipients (to, cc and bcc, formatted) are what a bounce or complaint may name.
+ */
 export async function findByProviderMessageId(
   db: Sequelize,
   provider: string,
   providerMessageId: string,
-): Promise<{ workspaceId: string; messageId: string } | null> {
-  const rows = await db.query<{ id: string; workspace_id: string }>(
-    'SELECT id, workspace_id FROM messages WHERE provider = $1 AND provider_message_id = $2',
+): Promise<{ workspaceId: string; messageId: string; recipients: string[] } | null> {
+  const rows = await db.query<{ id: string; workspace_id: string; to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[] }>(
+    'SELECT id, workspace_id, to_addresses, cc_addresses, bcc_addresses FROM messages WHERE provider = $1 AND provider_message_id = $2',
     { bind: [provider, providerMessageId], type: QueryTypes.SELECT },
   );
-  return rows[0] ? { workspaceId: rows[0].workspace_id, messageId: rows[0].id } : null;
+  const row = rows[0];
+  return row ? { workspaceId: row.workspace_id, messageId: row.id, recipients: [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses] } : null;
 }

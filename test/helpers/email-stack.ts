@@ -16,8 +16,8 @@ import { startSmtpSink, type SmtpSink } from './smtp-sink';
 export interface EmailStack {
   api: ApiHarness;
   sink: SmtpSink;
-  /** Adds a verified domain (with its own DKIM key) to the workspace; returns its name. */
-  verifiedDomain: (workspaceId: string, options?: { defaultFromName?: string }) => Promise<string>;
+  /** Adds a verified domain (with its own DKIM key; region us-east-1 unless given) to the workspace; returns its name. */
+  verifiedDomain: (workspaceId: string, options?: { defaultFromName?: string; region?: string }) => Promise<string>;
   /** Waits until the message reaches one of these statuses (or fails the test after a while). */
   waitForStatus: (workspaceId: string, messageId: string, statuses: MessageStatus[], timeoutMs?: number) => Promise<MessageStatus>;
   /** Starts the workers; `sendRate` is the sends queue's server-side limit (high by default, for tests). */

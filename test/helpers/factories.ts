@@ -34,13 +34,13 @@ export async function createVerifiedDomain(
   db: Sequelize,
   workspaceId: string,
   masterKey: string,
-  options: { defaultFromName?: string } = {},
+  options: { defaultFromName?: string; region?: string } = {},
 ): Promise<string> {
   const name = `mail-${randomUUID().slice(0, 8)}.example.com`;
   const keys = await generateDkimKeyPair();
   const claim = await insertDomain(db, workspaceId, {
     name,
-    region: 'us-east-1',
+    region: options.region ?? 'us-east-1',
     defaultFromName: options.defaultFromName ?? null,
     dkimSelector: keys.selector,
     dkimPublicKey: keys.publicKey,

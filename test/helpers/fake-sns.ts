@@ -10,8 +10,8 @@ export interface FakeSns {
   /** Give this agent to the API: it routes SNS's certificate and subscribe URLs to the local server. */
   agent: Agent;
   topicArn: string;
-  /** A signed SNS Notification body carrying `message` (an SES notification). */
-  notification: (message: unknown, options?: { signatureVersion?: '1' | '2'; messageId?: string }) => string;
+  /** A signed SNS Notification body carrying `message` (an SES notification), from `topicArn` unless told otherwise. */
+  notification: (message: unknown, options?: { signatureVersion?: '1' | '2'; messageId?: string; topicArn?: string }) => string;
   subscriptionConfirmation: () => string;
   /** Subscription confirmations SNS received. */
   confirmations: string[];
@@ -71,7 +71,7 @@ export async function startFakeSns(): Promise<FakeSns> {
         {
           Type: 'Notification',
           MessageId: options.messageId ?? randomUUID(),
-          TopicArn: topicArn,
+          TopicArn: options.topicArn ?? topicArn,
           Message: JSON.stringify(message),
           Timestamp: new Date().toISOString(),
           UnsubscribeURL: `https://${HOST}/?Action=Unsubscribe`,

@@ -1,15 +1,15 @@
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { createDnsLookup } from '../../activities/dns-lookup';
 import { createDomainActivities } from '../../activities/domains';
+import { createSesClients } from '../../activities/channels/ses-clients';
 import { createSesDomainIdentities } from '../../activities/ses-domain-identity';
 import { loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { domainRecords } from '../../core/dns-records';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
-import { type DomainRecord, findDomain, insertDomain } from '../../db/repositories/domains';
+import { type DomainRecord, findDomain, insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace } from '../helpers/factories';
@@ -29,6 +29,8 @@ interface Identity {
 async function startSesStandIn() {
   const identities = new Map<string, Identity>();
   const calls: string[] = [];
+  /** The region each call about an identity was signed for (its SigV4 credential scope): its client's region. */
+  const regions: Array<{ identity: string; region: string }> = [];
   const body = async (req: IncomingMessage) => {
     let text = '';
     for await (const chunk of req) text += chunk;
@@ -54,6 +56,8 @@ async function startSesStandIn() {
     calls.push(`${req.method} ${path}`);
     const signing = /^\/v2\/email\/identities\/([^/]+)\/dkim\/signing$/.exec(path);
     const single = /^\/v2\/email\/identities\/([^/]+)$/.exec(path);
+    const scope = /Credential=[^/]+\/\d{8}\/([^/]+)\/ses\/aws4_request/.exec(req.headers.authorization ?? '');
+    regions.push({ identity: String(input.EmailIdentity ?? signing?.[1] ?? single?.[1]), region: scope?.[1] ?? 'unsigned' });
     if (req.method === 'POST' && path === '/v2/email/identities') {
       const name = String(input.EmailIdentity);
       if (identities.has(name)) return reply(400, { message: `${name} already exists` }, 'AlreadyExistsException');
@@ -79,7 +83,7 @@ async function startSesStandIn() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { identities, calls, endpoint, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { identities, calls, regions, endpoint, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 describe('domains with SES as the provider (BYODKIM)', () => {
@@ -94,13 +98,13 @@ describe('domains with SES as the provider (BYODKIM)', () => {
   beforeAll(async () => {
     dns = await startDnsServer();
     ses = await startSesStandIn();
-    const client = new SESv2Client({ region: 'eu-west-1', endpoint: ses.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const clients = createSesClients({ overrides: { endpoint: ses.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } } });
     activities = createDomainActivities({
       db,
       lookup: createDnsLookup({ servers: [dns.address] }),
       settings,
       masterKey,
-      ses: createSesDomainIdentities(() => client),
+      ses: createSesDomainIdentities(clients),
     });
   });
   afterAll(async () => {
@@ -109,12 +113,12 @@ describe('domains with SES as the provider (BYODKIM)', () => {
   });
 
   /** A domain whose records are all published correctly. */
-  async function publishedDomain(): Promise<DomainRecord> {
+  async function publishedDomain(options: { region?: string; name?: string } = {}): Promise<DomainRecord> {
     const { workspaceId } = await createWorkspace(db);
     const key = await generateDkimKeyPair();
     const claim = await insertDomain(db, workspaceId, {
-      name: `d${randomUUID().slice(0, 12)}.example.com`,
-      region: 'eu-west-1',
+      name: options.name ?? `d${randomUUID().slice(0, 12)}.example.com`,
+      region: options.region ?? 'eu-west-1',
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
@@ -174,5 +178,31 @@ describe('domains with SES as the provider (BYODKIM)', () => {
     dns.remove(`_dmarc.${domain.name}`);
     expect(await check(domain)).toMatchObject({ status: 'failed' });
     expect(ses.identities.has(domain.name)).toBe(false);
+  });
+
+  it('each domain is registered in its own region, through that region\'s client', async () => {
+    const dublin = await publishedDomain({ region: 'eu-west-1' });
+    const sydney = await publishedDomain({ region: 'ap-southeast-2' });
+    ses.regions.length = 0;
+    await check(dublin);
+    await check(sydney);
+    const regionsOf = (name: string) => ses.regions.filter((entry) => entry.identity === name).map((entry) => entry.region);
+    expect(regionsOf(dublin.name)).toEqual(['eu-west-1', 'eu-west-1']);
+    expect(regionsOf(sydney.name)).toEqual(['ap-southeast-2', 'ap-southeast-2']);
+  });
+
+  it('a name another workspace has verified is never registered with SES: SES keeps the owner\'s key, the claim fails', async () => {
+    const owner = await publishedDomain();
+    // Both claimed the name while it was unverified; the owner verified first.
+    const claimant = await publishedDomain({ name: owner.name });
+    await saveDomainCheck(db, owner.workspaceId, owner.id, { status: 'verified', detail: null, recordChecks: [] });
+    ses.identities.set(owner.name, { origin: 'EXTERNAL', selector: owner.dkimSelector, privateKey: 'owner-key', status: 'SUCCESS' });
+    ses.calls.length = 0;
+    expect(await check(claimant)).toMatchObject({
+      status: 'failed',
+      detail: `${owner.name} is already verified by another workspace. A domain sends for one workspace only, the first to verify it, so this claim cannot be verified while that one stays verified.`,
+    });
+    expect(ses.calls).toEqual([]);
+    expect(ses.identities.get(owner.name)).toMatchObject({ selector: owner.dkimSelector, privateKey: 'owner-key' });
   });
 });

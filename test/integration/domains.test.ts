@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { domainVerificationWorkflowId } from '../../core/ids';
+import { saveDomainCheck } from '../../db/repositories/domains';
 import { listPlatformEvents } from '../../db/repositories/platform-events';
 import { createDefaultWorker } from '../../workers/create-worker';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
@@ -140,15 +141,93 @@ describe('sending domains', () => {
     expect(missing.body).toEqual({ error: { formErrors: [], fieldErrors: { name: [expect.any(String)] } } });
   });
 
-  it('a domain already added answers 409 conflict, naming the existing id only to its own workspace', async () => {
+  it('a domain already added to the workspace answers 409 with its id; another workspace may still claim it while unverified', async () => {
     const owner = await createWorkspace(api.db);
     const other = await createWorkspace(api.db);
     const created = await createDomain(owner);
     const again = await api.call('POST', '/api/v1/domains', { key: owner.apiKey, body: { name: created.name } });
     expect(again).toMatchObject({ status: 409, body: { error: 'conflict', message: `${created.name} is already added to this workspace`, id: created.id } });
     const elsewhere = await api.call('POST', '/api/v1/domains', { key: other.apiKey, body: { name: created.name.toUpperCase() } });
-    expect(elsewhere.status).toBe(409);
-    expect(elsewhere.body).toEqual({ error: 'conflict', message: `${created.name} is already registered by another workspace` });
+    expect(elsewhere).toMatchObject({ status: 201, body: { name: created.name, status: 'pending' } });
+    createdIds.push((elsewhere.body as Created).id);
+  });
+
+  it('two workspaces claim one name: the one whose records are published verifies, the other fails with the reason, a third gets 409', async () => {
+    const squatter = await createWorkspace(api.db);
+    const owner = await createWorkspace(api.db);
+    const name = uniqueName();
+    const squatted = await createDomain(squatter, name);
+    const owned = await createDomain(owner, name);
+    // The DNS is the owner's: it publishes the owner's records only.
+    publish(owned);
+    expect((await verify(squatter, squatted.id)).body).toMatchObject({ status: 'failed', detail: expect.stringMatching(/^No DKIM record found/) });
+    expect((await verify(owner, owned.id)).body).toMatchObject({ status: 'verified' });
+
+    // Even with its records published too, the squatter's claim cannot take a verified name.
+    publish(squatted);
+    const lost = await verify(squatter, squatted.id);
+    expect(lost).toMatchObject({
+      status: 200,
+      body: {
+        status: 'failed',
+        detail: `${name} is already verified by another workspace. A domain sends for one workspace only, the first to verify it, so this claim cannot be verified while that one stays verified.`,
+      },
+    });
+    expect((await api.call('GET', `/api/v1/domains/${owned.id}`, { key: owner.apiKey })).body).toMatchObject({ status: 'verified' });
+
+    const third = await createWorkspace(api.db);
+    const refused = await api.call('POST', '/api/v1/domains', { key: third.apiKey, body: { name } });
+    expect(refused).toMatchObject({ status: 409, body: { error: 'conflict', message: `${name} is already verified by another workspace` } });
+    expect(refused.body).not.toHaveProperty('id');
+  });
+
+  it('two claims whose checks pass at the same moment: the database lets one verify, the other fails with the reason (no error)', async () => {
+    const name = uniqueName();
+    const first = await createWorkspace(api.db);
+    const second = await createWorkspace(api.db);
+    const claims = [await createDomain(first, name), await createDomain(second, name)];
+    for (const claim of claims) publish(claim);
+    const { checkDomain } = createActivities({ db: api.db, config: api.config });
+    const results = await Promise.all(
+      [first, second].map((workspace, index) => checkDomain({ workspaceId: workspace.workspaceId, domainId: claims[index].id, failPending: true })),
+    );
+    expect(results.map((result) => (result.found ? result.status : 'missing')).sort()).toEqual(['failed', 'verified']);
+    expect(results.find((result) => result.found && result.status === 'failed')).toMatchObject({ detail: expect.stringMatching(/is already verified by another workspace/) });
+  });
+
+  it('the unique index refuses a second verified domain of one name inside a transaction that carries on', async () => {
+    const name = uniqueName();
+    const [first, second] = [await createWorkspace(api.db), await createWorkspace(api.db)];
+    const claims = [await createDomain(first, name), await createDomain(second, name)];
+    const verified = { status: 'verified' as const, detail: null, recordChecks: [] };
+    expect(await saveDomainCheck(api.db, first.workspaceId, claims[0].id, verified)).toMatchObject({ saved: { status: 'verified' } });
+    await api.db.transaction(async (transaction) => {
+      expect(await saveDomainCheck(api.db, second.workspaceId, claims[1].id, verified, transaction)).toEqual({ verifiedElsewhere: true });
+      const failed = { status: 'failed' as const, detail: 'lost', recordChecks: [] };
+      expect(await saveDomainCheck(api.db, second.workspaceId, claims[1].id, failed, transaction)).toMatchObject({ saved: { status: 'failed' } });
+    });
+  });
+
+  it('the verification window ends without the records checking: the claim expires as failed, saying so, and reserves nothing', async () => {
+    const workspace = await createWorkspace(api.db);
+    const created = await createDomain(workspace);
+    // The last check of the 72-hour window, as the verification workflow runs it.
+    const { checkDomain } = createActivities({ db: api.db, config: api.config });
+    const result = await checkDomain({ workspaceId: workspace.workspaceId, domainId: created.id, failPending: true, windowEnded: true });
+    expect(result).toMatchObject({
+      status: 'failed',
+      previousStatus: 'pending',
+      detail: expect.stringMatching(
+        /^No SPF record found.* The 72-hour verification window has passed without the records checking, so this claim has expired; it reserves nothing\. Correct the records and call POST \/domains\/\{id\}\/verify to check again and open a new window\.$/,
+      ),
+    });
+    expect((await listPlatformEvents(api.db, workspace.workspaceId)).map((event) => event.type)).toEqual(['domain.failed']);
+
+    // Someone else, who controls the DNS, adds and verifies the name.
+    const owner = await createWorkspace(api.db);
+    const owned = await createDomain(owner, created.name);
+    publish(owned);
+    expect((await verify(owner, owned.id)).body).toMatchObject({ status: 'verified' });
   });
 
   it('pending becomes verified once SPF, DKIM and DMARC are published, with a domain.verified event', async () => {

@@ -76,4 +76,18 @@ describe('configuration', () => {
   it('names every invalid variable in one error', () => {
     expect(() => loadConfig({ PORT: 'x', PUBLIC_BASE_URL: 'not a url' })).toThrow(/PORT[\s\S]*PUBLIC_BASE_URL/);
   });
+
+  it.each(['development', 'test', 'production'])('SES without SNS_TOPIC_ARNS is refused in %s, with a message that says what to set', (NODE_ENV) => {
+    const env = { NODE_ENV, MASTER_KEY: 'k'.repeat(44), EMAIL_PROVIDER: 'ses' };
+    expect(() => loadConfig(env)).toThrow(/SNS_TOPIC_ARNS: required when EMAIL_PROVIDER=ses/);
+    expect(() => loadConfig({ ...env, SNS_TOPIC_ARNS: ' , ' })).toThrow(/SNS_TOPIC_ARNS: required when EMAIL_PROVIDER=ses/);
+    expect(loadConfig({ ...env, SNS_TOPIC_ARNS: 'arn:aws:sns:eu-west-1:123456789012:ses-events' }).SNS_TOPIC_ARNS).toEqual([
+      'arn:aws:sns:eu-west-1:123456789012:ses-events',
+    ]);
+  });
+
+  it('SMTP needs no topic; the missing topics are named beside other invalid variables', () => {
+    expect(loadConfig({ EMAIL_PROVIDER: 'smtp' }).SNS_TOPIC_ARNS).toEqual([]);
+    expect(() => loadConfig({ EMAIL_PROVIDER: 'ses', PORT: 'x' })).toThrow(/PORT[\s\S]*SNS_TOPIC_ARNS/);
+  });
 });

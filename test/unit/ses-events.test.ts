@@ -1,4 +1,4 @@
-import { parseSesNotification } from '../../core/ses-events';
+import { parseSesNotification, recipientsOfMessage } from '../../core/ses-events';
 
 const mail = { messageId: '0100018c-ses-id', timestamp: '2026-11-22T10:00:00.000Z' };
 
@@ -39,5 +39,20 @@ describe('SES notifications', () => {
     expect(parseSesNotification({ eventType: 'Send', mail })).toBeNull();
     expect(parseSesNotification({ notificationType: 'Bounce', mail })).toBeNull();
     expect(parseSesNotification('nonsense')).toBeNull();
+  });
+});
+
+describe('recipients a bounce or complaint may suppress', () => {
+  const sentTo = ['Ann Lee <Ann@Example.org>', '"Carl, Jr." <carl@example.org>', 'bea@xn--bcher-kva.de'];
+
+  it('keeps the message\'s own recipients, compared without case, display names or IDN form, and sets the others apart', () => {
+    expect(recipientsOfMessage(['ann@example.org', 'CARL@example.ORG', 'bea@bücher.de', 'ceo@victim.example'], sentTo)).toEqual({
+      matched: ['ann@example.org', 'CARL@example.ORG', 'bea@bücher.de'],
+      foreign: ['ceo@victim.example'],
+    });
+  });
+
+  it('an address that does not parse is never a recipient', () => {
+    expect(recipientsOfMessage(['not an address', ''], sentTo)).toEqual({ matched: [], foreign: ['not an address', ''] });
   });
 });

@@ -55,6 +55,7 @@ describe('domain verification workflow', () => {
       await env.sleep(9 * MINUTE);
       await eventually(() => script.calls.length >= 4);
       expect(script.calls.map((call) => call.failPending)).toEqual([false, false, false, false]);
+      expect(script.calls.map((call) => call.windowEnded)).toEqual([false, false, false, false]);
       expect(script.calls.map((call) => Math.round((call.at - start) / MINUTE))).toEqual([0, 1, 3, 8]);
 
       // Verified: nothing more until a day later, then a drift check whose failure would count.
@@ -63,14 +64,15 @@ describe('domain verification workflow', () => {
       await env.sleep(2 * HOUR);
       await eventually(() => script.calls.length >= 5);
       expect(script.calls[4].failPending).toBe(true);
+      expect(script.calls[4].windowEnded).toBeUndefined();
       expect(script.calls[4].at - script.calls[3].at).toBeGreaterThanOrEqual(DAY);
       await env.workflowClient.getHandle(workflowId).terminate('test over');
     });
   });
 
-  it('records never published: checks stop after 72 hours with a final check that fails the domain', async () => {
+  it('records never published: the claim expires after 72 hours, through one last check that fails it and says the window passed', async () => {
     const script = scriptedChecks(env, ['pending']);
-    // Inside the window the domain stays pending; the final check is the one that may fail it.
+    // Inside the window the domain stays pending; the last check is the one that may fail it (activities/domains.ts).
     const checkDomain = async (input: CheckDomainInput) => {
       const result = await script.checkDomain(input);
       return result.found ? { ...result, status: input.failPending ? ('failed' as const) : ('pending' as const) } : result;
@@ -85,8 +87,8 @@ describe('domain verification workflow', () => {
       });
       await handle.result();
       const last = script.calls.at(-1);
-      expect(last?.failPending).toBe(true);
-      expect(script.calls.filter((call) => call.failPending)).toHaveLength(1);
+      expect(last).toMatchObject({ failPending: true, windowEnded: true });
+      expect(script.calls.filter((call) => call.failPending || call.windowEnded)).toHaveLength(1);
       expect((last?.at ?? 0) - start).toBeGreaterThanOrEqual(72 * HOUR);
       // Hourly once the backoff is spent: about 70 checks in three days, not thousands.
       expect(script.calls.length).toBeGreaterThan(60);

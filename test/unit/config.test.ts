@@ -78,7 +78,7 @@ describe('configuration', () => {
   });
 
   it.each(['development', 'test', 'production'])('SES without SNS_TOPIC_ARNS is refused in %s, with a message that says what to set', (NODE_ENV) => {
-    const env = { NODE_ENV, MASTER_KEY: 'k'.repeat(44), EMAIL_PROVIDER: 'ses' };
+    const env = { NODE_ENV, MASTER_KEY: ownKey, EMAIL_PROVIDER: 'ses' };
     expect(() => loadConfig(env)).toThrow(/SNS_TOPIC_ARNS: required when EMAIL_PROVIDER=ses/);
     expect(() => loadConfig({ ...env, SNS_TOPIC_ARNS: ' , ' })).toThrow(/SNS_TOPIC_ARNS: required when EMAIL_PROVIDER=ses/);
     expect(loadConfig({ ...env, SNS_TOPIC_ARNS: 'arn:aws:sns:eu-west-1:123456789012:ses-events' }).SNS_TOPIC_ARNS).toEqual([

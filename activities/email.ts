@@ -21,6 +21,8 @@ export interface EmailActivityDeps {
   /** DKIM-signs the raw message with the sending domain's key (domains issue). */
   sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
   observer: SendObserver;
+  /** Waits for the message's turn under its provider's rate (shared by every worker). */
+  pace: (message: Message) => Promise<void>;
   /** Records provider notifications that arrived before the provider id was (SES can be that quick). */
   replayParkedEvents: (provider: string, providerMessageId: string) => Promise<unknown>;
   timing?: Partial<DeliveryTiming>;
@@ -40,6 +42,16 @@ const DEFAULT_TIMING: DeliveryTiming = { claimLeaseMs: 30_000, keepAliveMs: 2_00
 /** What one delivery attempt came to; the workflow's outcome follows from it. */
 export type DeliveryOutcome = 'sent' | 'suppressed' | 'not-waiting';
 
+/** What a batch attempt came to: `retry` are the messages to try again later (throttled, provider down). */
+export interface BatchDelivery {
+  sent: number;
+  failed: number;
+  retry: string[];
+}
+
+/** Messages of a batch prepared and sent at once: enough to keep a provider's connections busy. */
+const BATCH_LANES = 8;
+
 const WAITING = ['queued', 'sending'];
 
 function mailboxes(addresses: readonly string[]): Mailbox[] {
@@ -50,30 +62,39 @@ function mailboxes(addresses: readonly string[]): Mailbox[] {
 }
 
 /**
- * Heartbeats from the first line of an attempt until its end, and renews the attempt's delivery claim
- * while it holds one, so neither Temporal nor a second attempt takes a slow but live attempt for dead.
+ * Heartbeats from the first line of an attempt until its end, and renews the delivery claims the attempt
+ * holds, so neither Temporal nor a second attempt takes a slow but live attempt for dead. A batch holds
+ * several claims at once; `progress` goes with each heartbeat.
  */
-function keepAlive(timing: DeliveryTiming, renew: (claim: string) => Promise<unknown>) {
+function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: string) => Promise<unknown>) {
   const context = Context.current();
   context.heartbeat();
-  let claim: string | null = null;
+  const claims = new Map<string, string>();
+  let progress: unknown;
   let lastRenewal = Date.now();
   const timer = setInterval(() => {
-    context.heartbeat();
-    if (claim && Date.now() - lastRenewal >= timing.claimLeaseMs / 3) {
+    context.heartbeat(progress);
+    if (claims.size && Date.now() - lastRenewal >= timing.claimLeaseMs / 3) {
       lastRenewal = Date.now();
       // A failed renewal is not fatal: the lease still covers two more tries.
-      renew(claim).catch(() => undefined);
+      for (const [messageId, claim] of claims) renew(messageId, claim).catch(() => undefined);
     }
   }, timing.keepAliveMs);
   return {
-    hold(held: string) {
-      claim = held;
-      lastRenewal = Date.now();
+    hold(messageId: string, claim: string) {
+      claims.set(messageId, claim);
+    },
+    release(messageId: string) {
+      claims.delete(messageId);
+    },
+    report(value: unknown) {
+      progress = value;
     },
     stop: () => clearInterval(timer),
   };
 }
+
+type KeepAlive = ReturnType<typeof keepAlive>;
 
 export function createEmailActivities(deps: EmailActivityDeps) {
   const { db, observer } = deps;
@@ -122,80 +143,151 @@ export function createEmailActivities(deps: EmailActivityDeps) {
     };
   }
 
-  return {
-    /**
-     * Renders once and stores the result; 'skip' when the message is no longer waiting to be sent. Only
-     * an unreachable database is worth another attempt: any other failure is the message's own (its
-     * template, its variables, its budget) and fails it for good.
-     */
-    async renderEmail(workspaceId: string, messageId: string): Promise<'ready' | 'skip'> {
-      const message = await findMessage(db, workspaceId, messageId);
-      if (!message || !WAITING.includes(message.status) || message.providerMessageId) return 'skip';
-      if (await loadRendered(db, workspaceId, messageId)) return 'ready';
-      let rendered: RenderedEmail;
+  /**
+   * Renders once and stores the result; 'skip' when the message is no longer waiting to be sent. Only an
+   * unreachable database is worth another attempt: any other failure is the message's own (its template,
+   * its variables, its budget) and fails it for good.
+   */
+  async function renderOne(workspaceId: string, messageId: string): Promise<'ready' | 'skip'> {
+    const message = await findMessage(db, workspaceId, messageId);
+    if (!message || !WAITING.includes(message.status) || message.providerMessageId) return 'skip';
+    if (await loadRendered(db, workspaceId, messageId)) return 'ready';
+    let rendered: RenderedEmail;
+    try {
+      rendered = await deps.render(message);
+    } catch (error) {
+      if (isTransientDatabaseError(error) || error instanceof PermanentSendError) throw error;
+      throw new PermanentSendError(`render: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await saveRendered(db, workspaceId, messageId, rendered);
+    return 'ready';
+  }
+
+  /**
+   * Hands one message to the provider, at most once per claim. The claim is taken in the database right
+   * before the provider call: a second attempt beside a live first one finds it held and stands down
+   * (retried later, it then finds the message sent). A message that already has a provider id is never
+   * sent again, so a retried activity or a reset in the Temporal UI cannot send twice once the provider's
+   * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
+   */
+  async function deliverOne(workspaceId: string, messageId: string, alive: KeepAlive): Promise<DeliveryOutcome> {
+    const found = await findMessage(db, workspaceId, messageId);
+    // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
+    if (found?.providerMessageId) return 'sent';
+    if (!found || !WAITING.includes(found.status)) return 'not-waiting';
+    const rendered = await loadRendered(db, workspaceId, messageId);
+    if (!rendered) throw new PermanentSendError('the message was never rendered');
+    const message = await withoutSuppressed(found);
+    if (!message) return 'suppressed';
+    const { attachments, missing } = await deps.loadAttachments(message);
+    const email = await outboundEmail(message, rendered, attachments);
+    const raw = await deps.sign(workspaceId, email.from.address, await buildMime(email));
+    await deps.pace(message);
+
+    const claim = randomUUID();
+    const claimed = await claimDelivery(db, workspaceId, messageId, claim, timing.claimLeaseMs);
+    if (claimed.state === 'done') return 'not-waiting';
+    if (claimed.state === 'busy') {
+      throw ApplicationFailure.retryable('another delivery attempt of this message is in flight', 'DeliveryInFlight');
+    }
+    alive.hold(messageId, claim);
+    try {
+      if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, messageId, claimed.previousClaim);
+      let receipt: Awaited<ReturnType<EmailChannel['send']>>;
       try {
-        rendered = await deps.render(message);
+        receipt = await deps.channel.send(email, raw);
       } catch (error) {
-        if (isTransientDatabaseError(error) || error instanceof PermanentSendError) throw error;
-        throw new PermanentSendError(`render: ${error instanceof Error ? error.message : String(error)}`);
+        // The provider answered with a refusal: nothing went out, so the next attempt need not wait.
+        await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
+        throw error;
       }
-      await saveRendered(db, workspaceId, messageId, rendered);
-      return 'ready';
-    },
+      // Files deleted since acceptance went out without (the spec); the sent event says which.
+      const sent = { ...receipt, data: missing.length ? { missingAttachments: missing } : undefined };
+      await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
+      // Not worth failing a sent message for: the reconciler's sweep records them too.
+      await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
+      return 'sent';
+    } finally {
+      alive.release(messageId);
+    }
+  }
 
-    /**
-     * Hands the message to the provider, at most once per claim. The claim is taken in the database right
-     * before the provider call: a second attempt beside a live first one finds it held and stands down
-     * (retried later, it then finds the message sent). A message that already has a provider id is never
-     * sent again, so a retried activity or a reset in the Temporal UI cannot send twice once the provider's
-     * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
-     */
+  /** Runs `work` over the ids, `lanes` at a time. */
+  async function inLanes(ids: readonly string[], lanes: number, work: (id: string) => Promise<void>): Promise<void> {
+    const queue = [...ids];
+    const lane = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await work(id);
+    };
+    await Promise.all(Array.from({ length: Math.min(lanes, ids.length) }, lane));
+  }
+
+  return {
+    renderEmail: renderOne,
+
     async deliverEmail(workspaceId: string, messageId: string): Promise<DeliveryOutcome> {
-      const alive = keepAlive(timing, (claim) => renewDeliveryClaim(db, workspaceId, messageId, claim, timing.claimLeaseMs));
+      const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
       try {
-        const found = await findMessage(db, workspaceId, messageId);
-        // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
-        if (found?.providerMessageId) return 'sent';
-        if (!found || !WAITING.includes(found.status)) return 'not-waiting';
-        const rendered = await loadRendered(db, workspaceId, messageId);
-        if (!rendered) throw new PermanentSendError('the message was never rendered');
-        const message = await withoutSuppressed(found);
-        if (!message) return 'suppressed';
-        const { attachments, missing } = await deps.loadAttachments(message);
-        const email = await outboundEmail(message, rendered, attachments);
-        const raw = await deps.sign(workspaceId, email.from.address, await buildMime(email));
-
-        const claim = randomUUID();
-        const claimed = await claimDelivery(db, workspaceId, messageId, claim, timing.claimLeaseMs);
-        if (claimed.state === 'done') return 'not-waiting';
-        if (claimed.state === 'busy') {
-          throw ApplicationFailure.retryable('another delivery attempt of this message is in flight', 'DeliveryInFlight');
-        }
-        alive.hold(claim);
-        if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, messageId, claimed.previousClaim);
-
-        let receipt: Awaited<ReturnType<EmailChannel['send']>>;
-        try {
-          receipt = await deps.channel.send(email, raw);
-        } catch (error) {
-          // The provider answered with a refusal: nothing went out, so the next attempt need not wait.
-          await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
-          throw error;
-        }
-        // Files deleted since acceptance went out without (the spec); the sent event says which.
-        const sent = { ...receipt, data: missing.length ? { missingAttachments: missing } : undefined };
-        await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
-        // Not worth failing a sent message for: the reconciler's sweep records them too.
-        await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
-        return 'sent';
+        return await deliverOne(workspaceId, messageId, alive);
       } finally {
         alive.stop();
       }
     },
 
+    /**
+     * Renders a batch of bulk messages. A message whose render fails for good ends failed on its own; the
+     * others go on. Returns the ids ready to deliver.
+     */
+    async renderEmails(workspaceId: string, messageIds: string[]): Promise<string[]> {
+      const ready: string[] = [];
+      await inLanes(messageIds, BATCH_LANES, async (messageId) => {
+        try {
+          if ((await renderOne(workspaceId, messageId)) === 'ready') ready.push(messageId);
+        } catch (error) {
+          if (!(error instanceof PermanentSendError)) throw error;
+          await failMessage(db, workspaceId, messageId, error.message);
+        }
+      });
+      return messageIds.filter((id) => ready.includes(id));
+    },
+
+    /**
+     * Delivers a batch of bulk messages in one attempt, each claimed, sent and recorded on its own. A
+     * permanent refusal fails that message alone; a transient one (throttling, a provider outage, a claim
+     * still held) is handed back for the workflow to retry later, with the messages not reached yet.
+     */
+    async deliverEmails(workspaceId: string, messageIds: string[]): Promise<BatchDelivery> {
+      const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
+      const result: BatchDelivery = { sent: 0, failed: 0, retry: [] };
+      try {
+        await inLanes(messageIds, BATCH_LANES, async (messageId) => {
+          try {
+            if ((await deliverOne(workspaceId, messageId, alive)) === 'sent') result.sent += 1;
+          } catch (error) {
+            if (error instanceof PermanentSendError) {
+              if (await failMessage(db, workspaceId, messageId, error.message)) result.failed += 1;
+            } else {
+              result.retry.push(messageId);
+            }
+          }
+          alive.report({ sent: result.sent, failed: result.failed });
+        });
+      } finally {
+        alive.stop();
+      }
+      result.retry = messageIds.filter((id) => result.retry.includes(id));
+      return result;
+    },
+
     /** The end state of a message that will not be sent: failed, with its reason and its quota given back. */
     async markMessageFailed(workspaceId: string, messageId: string, reason: string): Promise<void> {
       await failMessage(db, workspaceId, messageId, reason);
+    },
+
+    /** The same for the messages of a batch whose retries ran out. */
+    async markMessagesFailed(workspaceId: string, messageIds: string[], reason: string): Promise<void> {
+      await inLanes(messageIds, BATCH_LANES, async (messageId) => {
+        await failMessage(db, workspaceId, messageId, reason);
+      });
     },
   };
 }

@@ -66,6 +66,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailActivities({
       db,
       observer,
+      // Until the shared pacer is wired, the sends queue's server-side limit is the rate.
+      pace: async () => undefined,
       replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
       channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
       render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),

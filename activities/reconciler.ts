@@ -37,7 +37,7 @@ export function createReconcilerActivities(deps: ReconcilerDeps) {
 
   async function verdictOf(message: UnfinishedMessage): Promise<Verdict> {
     try {
-      const description = await temporal.workflow.getHandle(sendWorkflowId(message.messageId)).describe();
+      const description = await temporal.workflow.getHandle(message.workflowId ?? sendWorkflowId(message.messageId)).describe();
       return description.status.name === 'RUNNING' ? { kind: 'running' } : { kind: 'closed', status: description.status.name };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return { kind: 'missing' };

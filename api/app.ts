@@ -16,7 +16,6 @@ import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
-import { createSendDispatcher } from './emails/dispatch';
 import { emailRoutes } from './emails/routes';
 import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
@@ -150,16 +149,7 @@ export function createApp(deps: AppDeps): Express {
     },
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };
-  const dispatcher = createSendDispatcher({
-    db,
-    temporal: deps.temporal,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    mode: config.SEND_DISPATCH,
-    timeoutMs: config.SEND_START_TIMEOUT_MS,
-    logger: deps.logger,
-  });
-  emailRoutes(table('Emails'), createSendService({ db, checks, dispatcher }), db);
+  emailRoutes(table('Emails'), createSendService({ db, checks }), db);
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

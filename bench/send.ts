@@ -55,19 +55,19 @@ async function ensureHistory(db: Sequelize): Promise<void> {
   await db.query('VACUUM ANALYZE message_keys');
 }
 
-async function acceptance(dispatch: 'inline' | 'outbox'): Promise<void> {
+async function acceptance(): Promise<void> {
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
   await ensureHistory(db);
   // Acceptance only: no worker runs, so sending does not compete for the two cores.
-  const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', SEND_DISPATCH: dispatch, LOG_LEVEL: 'silent' });
+  const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', LOG_LEVEL: 'silent' });
   const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro' });
   const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
   const email = (key: string) => ({ from: `a@${domain}`, to: 'someone@example.org', subject: 'Hello', html: '<p>Hi</p>', idempotencyKey: key });
   const run = randomUUID();
   await load({ url: api.url, path: '/api/v1/emails', key: apiKey, count: 300, concurrency: CONCURRENCY, body: (i) => email(`${run}-warm-${i}`) });
   const single = await load({ url: api.url, path: '/api/v1/emails', key: apiKey, count: SINGLES, concurrency: CONCURRENCY, body: (i) => email(`${run}-s-${i}`) });
-  line(`POST /emails (${dispatch})`, single);
+  line('POST /emails', single);
   const batch = await load({
     url: api.url,
     path: '/api/v1/emails/batch',
@@ -76,7 +76,7 @@ async function acceptance(dispatch: 'inline' | 'outbox'): Promise<void> {
     concurrency: BATCH_CONCURRENCY,
     body: (i) => ({ emails: Array.from({ length: 100 }, (_, j) => email(`${run}-b-${i}-${j}`)) }),
   });
-  line(`POST /emails/batch (${dispatch}), 100 each`, { ...batch, perSecond: batch.perSecond * 100 }, 'emails/s  ');
+  line('POST /emails/batch, 100 each', { ...batch, perSecond: batch.perSecond * 100 }, 'emails/s  ');
   await api.stop();
   // These messages only measured acceptance: the workspace goes with them, and the vacuum now spares the
   // next run an autovacuum of the messages table in the middle of its measurement.
@@ -110,7 +110,6 @@ async function bareStarts(address: string): Promise<void> {
 
 async function outbound(): Promise<void> {
   const stack = await startEmailStack({
-    outbox: true,
     overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_RATE_PER_SECOND: String(PROVIDER_RATE), LOG_LEVEL: 'silent' },
   });
   const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
@@ -118,6 +117,7 @@ async function outbound(): Promise<void> {
   // Accept everything first with no worker running, then let the workers (at the configured provider rate)
   // drain it: the span between the first and the last provider send is the steady-state rate.
   await stack.stopWorkers();
+  await stack.stopDispatcher();
   const run = randomUUID();
   for (let i = 0; i < OUTBOUND; i += 100) {
     const emails = Array.from({ length: Math.min(100, OUTBOUND - i) }, (_, j) => ({
@@ -126,6 +126,7 @@ async function outbound(): Promise<void> {
     await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } });
   }
   await stack.startWorkers(PROVIDER_RATE);
+  stack.startDispatcher();
   for (;;) {
     const [{ sent }] = await stack.api.db.query<{ sent: string }>(
       `SELECT count(*) AS sent FROM messages WHERE workspace_id = $1 AND status = 'sent'`,
@@ -159,7 +160,7 @@ const PHASES = new Set((process.env.BENCH_PHASES ?? 'acceptance,starts,outbound'
 async function main(): Promise<void> {
   if (PHASES.has('acceptance')) {
     console.log(`\nAcceptance (${SINGLES} single sends, ${CONCURRENCY} concurrent; ${BATCHES} batches of 100, ${BATCH_CONCURRENCY} concurrent; the API in its own process)`);
-    for (const mode of (process.env.BENCH_DISPATCH ?? 'inline,outbox').split(',')) await acceptance(mode === 'inline' ? 'inline' : 'outbox');
+    await acceptance();
   }
   if (PHASES.has('starts')) await bareStarts(process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244');
   if (PHASES.has('outbound')) {

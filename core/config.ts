@@ -37,15 +37,19 @@ export const configSchema = z.object({
   /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
   /**
-   * How accepted sends reach Temporal. `outbox` (default): the worker's loop starts the workflows of new
-   * rows every 100 ms, so acceptance never waits on or spends CPU for Temporal (docs/benchmarks.md).
-   * `inline`: the API also starts each workflow in the background right after the commit (lower latency at
-   * low volume); what it does not start within SEND_START_TIMEOUT_MS, the outbox starts after 5 s.
+   * The delivery engine (docs/delivery.md): the worker's dispatcher hands Temporal only what the provider
+   * can take within the lead time: SEND_RATE_PER_SECOND × SEND_LEAD_TIME_MS of transactional messages (at
+   * least SEND_IN_FLIGHT_MIN), and SEND_RATE_PER_SECOND × BULK_LEAD_TIME_MS of bulk ones (at least one batch
+   * of BULK_BATCH_SIZE). The rest waits in the outbox, picked fairly between workspaces.
    */
-  SEND_DISPATCH: z.enum(['inline', 'outbox']).default('outbox'),
-  SEND_START_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
-  /** Whether this worker drains the send outbox (one or more workers must; it is safe on all of them). */
-  SEND_OUTBOX: booleanString.default(true),
+  SEND_LEAD_TIME_MS: z.coerce.number().int().positive().default(4_000),
+  SEND_IN_FLIGHT_MIN: z.coerce.number().int().positive().default(20),
+  BULK_LEAD_TIME_MS: z.coerce.number().int().positive().default(30_000),
+  BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(500),
+  /** Whether this worker runs the dispatcher (at least one must; it is safe on all of them). */
+  SEND_DISPATCHER: booleanString.default(true),
+  /** How often an idle dispatcher looks for new messages: the most a message waits to be started. */
+  SEND_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),

@@ -24,3 +24,8 @@ export const DOMAIN_WATCHDOG_WORKFLOW_ID = 'domain-watchdog';
 
 /** Repairs messages whose send workflow closed or vanished before they reached an end state. */
 export const MESSAGE_RECONCILER_WORKFLOW_ID = 'message-reconciler';
+
+/** One batch of bulk messages, named after its first message (a message travels in one batch). */
+export function sendBatchWorkflowId(firstMessageId: string): string {
+  return `send-batch:${firstMessageId}`;
+}

@@ -9,12 +9,17 @@ export interface Plan {
   name: PlanName;
   monthlyMessages: number;
   overageBilling: boolean;
+  /**
+   * The workspace's share of delivery when several have messages waiting: the dispatcher hands each
+   * workspace slots in proportion to this (weighted round robin), so no one's backlog starves another.
+   */
+  dispatchWeight: number;
 }
 
 export const PLANS: Readonly<Record<PlanName, Plan>> = {
-  free: { name: 'free', monthlyMessages: 3_000, overageBilling: false },
-  starter: { name: 'starter', monthlyMessages: 50_000, overageBilling: false },
-  pro: { name: 'pro', monthlyMessages: 500_000, overageBilling: true },
+  free: { name: 'free', monthlyMessages: 3_000, overageBilling: false, dispatchWeight: 1 },
+  starter: { name: 'starter', monthlyMessages: 50_000, overageBilling: false, dispatchWeight: 2 },
+  pro: { name: 'pro', monthlyMessages: 500_000, overageBilling: true, dispatchWeight: 4 },
 };
 
 export function isPlanName(value: string): value is PlanName {

@@ -1,8 +1,10 @@
 /**
- * Task queues. `default` runs every workflow and the activities that touch only our own systems;
- * `sends` runs the provider calls, under a server-side rate limit shared by all workers.
+ * Task queues. `control` runs the control plane (domain checks, reconcilers, usage rollups; later webhooks
+ * and imports), so none of it ever waits behind a send backlog; `default` runs the send workflows and the
+ * activities that touch only our own systems; `sends` runs the provider calls, paced per provider.
  */
 export const TASK_QUEUES = {
+  control: 'control',
   default: 'default',
   sends: 'sends',
 } as const;

@@ -20,6 +20,13 @@ export const SEARCH_ATTRIBUTES = [
   'Kind',
 ].map((name) => `${name}=Keyword`);
 
+/**
+ * Task-queue priority and fairness (docs/delivery.md): the server of Temporal CLI 1.5.1 (1.29) honours the
+ * priority and fairness keys of workflow and activity tasks only on its new matcher, with fairness turned
+ * on. A self-hosted cluster sets the same dynamic config; Temporal Cloud enables it per namespace.
+ */
+export const TASK_QUEUE_FAIRNESS = ['matching.useNewMatcher=true', 'matching.enableFairness=true'];
+
 /** Arguments of `temporal server start-dev` for an address like 127.0.0.1:7233. */
 export function devServerArgs(options: { address: string; namespace: string; dbFile?: string; uiPort?: number }): string[] {
   const [host, port] = options.address.split(':');
@@ -27,5 +34,6 @@ export function devServerArgs(options: { address: string; namespace: string; dbF
   args.push(...(options.dbFile ? ['--db-filename', options.dbFile] : []));
   args.push(...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']));
   for (const attribute of SEARCH_ATTRIBUTES) args.push('--search-attribute', attribute);
+  for (const setting of TASK_QUEUE_FAIRNESS) args.push('--dynamic-config-value', setting);
   return args;
 }

@@ -50,6 +50,7 @@ fi
 tsc --noEmit -p tsconfig.json
 eslint --max-warnings 0 .
 tsx scripts/migrate.ts >/dev/null
+tsx scripts/test-template-db.ts
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
 wait_port "$moto_port" "the AWS stand-in"
 status=0

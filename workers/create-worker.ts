@@ -9,7 +9,21 @@ export interface WorkerOptions {
   activities: Activities;
 }
 
-/** The worker for the `default` queue: every workflow, and the activities that touch only our systems. */
+/**
+ * The worker for the `control` queue: the control plane (domain checks, reconciler, usage rollup), which
+ * never waits behind sends. Same workflows and activities; its own queue and pollers.
+ */
+export async function createControlWorker(options: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: taskQueueName(options.taskQueuePrefix, 'control'),
+    workflowsPath: require.resolve('../workflows'),
+    activities: options.activities,
+  });
+}
+
+/** The worker for the `default` queue: the send workflows, and the activities that touch only our systems. */
 export async function createDefaultWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -30,7 +44,7 @@ export async function createSendsWorker(options: WorkerOptions & { ratePerSecond
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'sends'),
-    activities: { deliverEmail: options.activities.deliverEmail },
+    activities: { deliverEmail: options.activities.deliverEmail, deliverEmails: options.activities.deliverEmails },
     maxTaskQueueActivitiesPerSecond: options.ratePerSecond,
   });
 }

@@ -1,45 +1,16 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
-import { type Config, loadConfig } from '../core/config';
+import { loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
-import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
-import { domainWatchdogWorkflow, messageReconcilerWorkflow, usageRollupWorkflow } from '../workflows';
-import { createDefaultWorker, createSendsWorker } from './create-worker';
+import { startSingletons } from '../workflows/starts';
+import { createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
+import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { startMetricsServer } from './metrics-server';
-import { outboxTiming, runOutbox } from './outbox';
-import { taskQueueName } from '../core/task-queues';
-
-/** Deployment-wide workflows that must always be running; starting one that runs is a no-op. */
-async function ensureSingletons(client: Client, config: Config): Promise<void> {
-  const taskQueuePrefix = config.TASK_QUEUE_PREFIX;
-  const taskQueue = taskQueueName(taskQueuePrefix, 'default');
-  const starts = [
-    // The prefix keeps deployments that share one Temporal namespace from sharing singletons.
-    () => client.workflow.start(usageRollupWorkflow, { workflowId: `${taskQueuePrefix}${USAGE_ROLLUP_WORKFLOW_ID}`, taskQueue, args: [{}] }),
-    () => client.workflow.start(domainWatchdogWorkflow, { workflowId: `${taskQueuePrefix}${DOMAIN_WATCHDOG_WORKFLOW_ID}`, taskQueue }),
-    () =>
-      client.workflow.start(messageReconcilerWorkflow, {
-        workflowId: `${taskQueuePrefix}${MESSAGE_RECONCILER_WORKFLOW_ID}`,
-        taskQueue,
-        args: [{
-          intervalMs: config.RECONCILE_INTERVAL_MS,
-          round: { staleAfterMs: config.RECONCILE_STALE_AFTER_MS, limit: 200, recheckAfterMs: 15 * 60_000 },
-        }],
-      }),
-  ];
-  for (const start of starts) {
-    try {
-      await start();
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-  }
-}
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
 async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
@@ -67,7 +38,10 @@ async function main(): Promise<void> {
     connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
     namespace: config.TEMPORAL_NAMESPACE,
   });
-  await ensureSingletons(client, config);
+  await startSingletons(client, config.TASK_QUEUE_PREFIX, {
+    intervalMs: config.RECONCILE_INTERVAL_MS,
+    round: { staleAfterMs: config.RECONCILE_STALE_AFTER_MS, limit: 200, recheckAfterMs: 15 * 60_000 },
+  });
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
@@ -79,20 +53,18 @@ async function main(): Promise<void> {
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer }),
   };
-  const worker = await createDefaultWorker(options);
-  const sends = await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND });
-  const outbox = runOutbox({
-    enabled: config.SEND_OUTBOX,
-    db,
-    client,
-    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    logger,
-    ...outboxTiming(config.SEND_DISPATCH),
-  });
+  const workers = [
+    await createControlWorker(options),
+    await createDefaultWorker(options),
+    await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND }),
+  ];
+  const dispatcher = config.SEND_DISPATCHER
+    ? runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS })
+    : null;
   logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
-  await Promise.all([worker.run(), sends.run()]);
-  await outbox.stop();
+  await Promise.all(workers.map((worker) => worker.run()));
+  await dispatcher?.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close()]);
   logger.info('worker stopped');
 }

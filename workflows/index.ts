@@ -4,3 +4,4 @@ export { sendEmailWorkflow } from './send-email';
 export { domainCheckWorkflow, domainVerificationWorkflow } from './domain-verification';
 export { domainWatchdogWorkflow } from './domain-watchdog';
 export { messageReconcilerWorkflow } from './message-reconciler';
+export { sendBatchWorkflow } from './send-batch';

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { VERIFICATION_WINDOW_MS } from '../../core/domain-status';
 import { AppError } from '../../core/errors';
 import { domainCheckWorkflowId, domainVerificationWorkflowId } from '../../core/ids';
-import { taskQueueName } from '../../core/task-queues';
 import { domainCheckWorkflow, domainVerificationWorkflow } from '../../workflows/domain-verification';
+import { controlPlaneStart } from '../../workflows/starts';
 
 export interface DomainVerificationOptions {
   temporal: Connection;
@@ -28,7 +28,8 @@ export interface DomainRef {
  */
 export function createDomainVerification(options: DomainVerificationOptions) {
   const client = new Client({ connection: options.temporal, namespace: options.namespace });
-  const taskQueue = taskQueueName(options.taskQueuePrefix, 'default');
+  // Domain checks are control plane: their own queue, first in priority, whatever the send backlog.
+  const control = (workspaceId: string) => controlPlaneStart(options.taskQueuePrefix, workspaceId);
   const startTimeoutMs = options.startTimeoutMs ?? 3_000;
   const checkTimeoutMs = options.checkTimeoutMs ?? 30_000;
 
@@ -41,8 +42,8 @@ export function createDomainVerification(options: DomainVerificationOptions) {
       try {
         await options.temporal.withDeadline(Date.now() + startTimeoutMs, () =>
           client.workflow.start(domainVerificationWorkflow, {
+            ...control(domain.workspaceId),
             workflowId: domainVerificationWorkflowId(domain.id),
-            taskQueue,
             args: [{ workspaceId: domain.workspaceId, domainId: domain.id, checkUntil: new Date(Date.now() + VERIFICATION_WINDOW_MS).toISOString() }],
           }),
         );
@@ -57,8 +58,8 @@ export function createDomainVerification(options: DomainVerificationOptions) {
       const handle = await options.temporal
         .withDeadline(Date.now() + startTimeoutMs, () =>
           client.workflow.start(domainCheckWorkflow, {
+            ...control(domain.workspaceId),
             workflowId: domainCheckWorkflowId(domain.id),
-            taskQueue,
             args: [{ workspaceId: domain.workspaceId, domainId: domain.id }],
             // Concurrent verify requests for one domain share the check that is already running.
             workflowIdConflictPolicy: 'USE_EXISTING',

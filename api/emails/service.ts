@@ -8,7 +8,6 @@ import { requestHash } from '../../core/request-hash';
 import { type AcceptedKey, acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import { usedInPeriod } from '../../db/repositories/usage';
-import type { SendDispatcher } from './dispatch';
 import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks } from './draft';
 import type { SendEmailInput } from './schemas';
 
@@ -17,7 +16,6 @@ export type { SendChecks } from './draft';
 export interface SendServiceDeps {
   db: Sequelize;
   checks: SendChecks;
-  dispatcher: SendDispatcher;
 }
 
 export type SendOutcome =
@@ -57,7 +55,7 @@ function refusal(error: unknown): SendOutcome {
 /** A refused send must not leave the files it stored; failing to remove them must not change the answer. */
 const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(() => undefined);
 
-export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
+export function createSendService({ db, checks }: SendServiceDeps) {
   async function quotaRefusal(principal: Sender, quota: Quota, units: number): Promise<AppError> {
     const { plan } = quota;
     const figures = quotaFigures(plan, await usedInPeriod(db, principal.workspaceId, quota.period));
@@ -165,17 +163,9 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
     return outcomes;
   }
 
-  /** Accepts, then hands the accepted messages to the dispatcher (which does not hold up the answer). */
-  async function acceptAndDispatch(principal: Sender, inputs: readonly SendEmailInput[]): Promise<SendOutcome[]> {
-    const outcomes = await acceptMany(principal, inputs);
-    const messages = outcomes.flatMap((outcome) => (outcome.status === 'accepted' ? [{ workspaceId: principal.workspaceId, messageId: outcome.id }] : []));
-    dispatcher.dispatch(messages);
-    return outcomes;
-  }
-
   // Single sends of one workspace that arrive while its previous ones are being written share a write.
   const singles = createGroupBatcher<{ principal: Sender; input: SendEmailInput }, SendOutcome>(
-    (_workspaceId, items) => acceptAndDispatch(items[0].principal, items.map((item) => item.input)),
+    (_workspaceId, items) => acceptMany(items[0].principal, items.map((item) => item.input)),
     { maxBatch: 100, maxInFlight: 4 },
   );
 
@@ -183,14 +173,14 @@ export function createSendService({ db, checks, dispatcher }: SendServiceDeps) {
     async send(principal: Sender, input: SendEmailInput): Promise<SendOutcome> {
       // A send with attachments may wait seconds on a URL or the file store: it goes alone, so it never
       // holds up the sends it would otherwise be grouped with.
-      if (input.attachments?.length) return (await acceptAndDispatch(principal, [input]))[0];
+      if (input.attachments?.length) return (await acceptMany(principal, [input]))[0];
       return singles.submit(principal.workspaceId, { principal, input });
     },
 
     /** Items that failed the schema are answered as they are; the rest are accepted together. */
     async sendBatch(principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>): Promise<SendOutcome[]> {
       const valid = items.flatMap((item, index) => (item instanceof AppError ? [] : [{ index, input: item }]));
-      const settled = await acceptAndDispatch(principal, valid.map(({ input }) => input));
+      const settled = await acceptMany(principal, valid.map(({ input }) => input));
       const outcomes: SendOutcome[] = new Array(items.length);
       items.forEach((item, index) => item instanceof AppError && (outcomes[index] = { status: 'failed', error: item }));
       valid.forEach(({ index }, position) => (outcomes[index] = settled[position]));

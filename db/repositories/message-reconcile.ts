@@ -4,6 +4,8 @@ export interface UnfinishedMessage {
   workspaceId: string;
   messageId: string;
   status: 'queued' | 'sending';
+  /** The workflow that carries it (its own, or its batch's); null for rows dispatched before it was recorded. */
+  workflowId: string | null;
 }
 
 /**
@@ -12,15 +14,15 @@ export interface UnfinishedMessage {
  * ones are the outbox's, not these.
  */
 export async function findStaleUnfinished(db: Sequelize, options: { staleAfterMs: number; limit: number }): Promise<UnfinishedMessage[]> {
-  const rows = await db.query<{ id: string; workspace_id: string; status: 'queued' | 'sending' }>(
-    `SELECT id, workspace_id, status FROM messages
+  const rows = await db.query<{ id: string; workspace_id: string; status: 'queued' | 'sending'; workflow_id: string | null }>(
+    `SELECT id, workspace_id, status, workflow_id FROM messages
      WHERE status IN ('queued', 'sending') AND dispatched_at IS NOT NULL
        AND updated_at <= now() - make_interval(secs => $1::double precision / 1000)
        AND (reconcile_after IS NULL OR reconcile_after <= now())
      ORDER BY updated_at LIMIT $2`,
     { bind: [options.staleAfterMs, options.limit], type: QueryTypes.SELECT },
   );
-  return rows.map((row) => ({ workspaceId: row.workspace_id, messageId: row.id, status: row.status }));
+  return rows.map((row) => ({ workspaceId: row.workspace_id, messageId: row.id, status: row.status, workflowId: row.workflow_id }));
 }
 
 /** Messages whose workflow runs: looked at again only after `ms` (a long backoff is not a fault). */
@@ -35,7 +37,7 @@ export async function postponeReconcile(db: Sequelize, messageIds: readonly stri
 /** Hands a message whose workflow is gone back to the outbox, which starts a new one. */
 export async function redispatch(db: Sequelize, workspaceId: string, messageId: string): Promise<boolean> {
   const rows = await db.query<{ id: string }>(
-    `UPDATE messages SET dispatched_at = NULL, dispatch_lease_until = NULL, reconcile_after = NULL, updated_at = now()
+    `UPDATE messages SET dispatched_at = NULL, dispatch_lease_until = NULL, workflow_id = NULL, reconcile_after = NULL, updated_at = now()
      WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending') RETURNING id`,
     { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
   );

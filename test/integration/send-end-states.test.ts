@@ -7,22 +7,18 @@ import { sendWorkflowId } from '../../core/ids';
 import { addSuppression } from '../../db/repositories/suppressions';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
-import { createIsolatedDatabase } from '../helpers/isolated-database';
 
-// Every accepted message ends in a known state. A database of this file's own: the reconciler looks at
-// every unfinished message it finds.
+// Every accepted message ends in a known state. The stack's database is this file's own: the reconciler
+// looks at every unfinished message it finds.
 let stack: EmailStack;
-let database: Awaited<ReturnType<typeof createIsolatedDatabase>>;
 let temporal: Client;
 beforeAll(async () => {
-  database = await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
-  stack = await startEmailStack({ overrides: { DATABASE_URL: database.url } });
+  stack = await startEmailStack();
   temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
 });
 afterAll(async () => {
   await stack.close();
   await temporal.connection.close();
-  await database.drop();
 });
 
 jest.setTimeout(60_000);
@@ -50,7 +46,7 @@ async function failedReason(messageId: string): Promise<string | null> {
   return rows[0]?.reason ?? null;
 }
 
-/** The API's own start is in the background: wait until the message is marked dispatched. */
+/** The dispatcher starts the workflow in the background: wait until the message is marked dispatched. */
 async function dispatched(messageId: string): Promise<void> {
   for (let tries = 0; tries < 100; tries += 1) {
     const rows = await stack.api.db.query('SELECT 1 FROM messages WHERE id = $1 AND dispatched_at IS NOT NULL', { bind: [messageId], type: QueryTypes.SELECT });

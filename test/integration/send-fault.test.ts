@@ -21,8 +21,9 @@ function startWorkerProcess(): ChildProcess {
       SMTP_URL: stack.sink.url,
       EMAIL_PROVIDER: 'smtp',
       LOG_LEVEL: 'silent',
-      // Other test files share this database: this worker must not start their messages.
-      SEND_OUTBOX: 'false',
+      DATABASE_URL: stack.api.config.DATABASE_URL,
+      // Several of these run in a row, and beside other test files.
+      WORKER_METRICS_PORT: '0',
     },
     stdio: 'ignore',
     // Its own process group: tsx runs the worker in a child process, and a kill must reach that one.

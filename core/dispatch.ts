@@ -1,0 +1,69 @@
+/**
+ * The delivery engine's rules, as pure functions (docs/delivery.md): which messages are handed to Temporal,
+ * how many at once, and in what order. The outbox in Postgres is the queue; Temporal holds only the work
+ * in flight, so its load stays proportional to what the providers can take.
+ */
+
+export type MessageKind = 'transactional' | 'campaign' | 'automation';
+
+/**
+ * Dispatch classes. Transactional messages (password resets, receipts) get one workflow each, which
+ * operators inspect and retry in the Temporal UI; bulk messages (campaigns, journeys) travel in batches,
+ * one activity call per batch, so Temporal's cost per message is amortized.
+ */
+export type DispatchClass = 'transactional' | 'bulk';
+
+export function dispatchClassOf(kind: MessageKind): DispatchClass {
+  return kind === 'transactional' ? 'transactional' : 'bulk';
+}
+
+/**
+ * Temporal task-queue priority (1 runs first): the control plane (domain checks, webhooks, reconcilers),
+ * then transactional sends, journeys, campaigns. Whatever does wait in Temporal waits in this order.
+ */
+export const TEMPORAL_PRIORITY = { control: 1, transactional: 2, automation: 3, campaign: 4 } as const;
+
+export function temporalPriorityOf(kind: MessageKind): number {
+  return TEMPORAL_PRIORITY[kind];
+}
+
+export interface InFlightSettings {
+  /** Messages per second the channel's provider takes. */
+  ratePerSecond: number;
+  /** How far ahead of the provider transactional work is handed to Temporal. */
+  leadTimeMs: number;
+  /** The same for bulk work, which travels in batches of `batchSize`. */
+  bulkLeadTimeMs: number;
+  batchSize: number;
+  /** Never fewer in flight than this, so a slow provider's answers do not idle it. */
+  minimum: number;
+}
+
+/**
+ * How many messages of each class may be in flight (handed to Temporal, not finished) on one channel: what
+ * the provider can take within the lead time. Bulk work gets at least one whole batch. The classes have
+ * separate budgets so a campaign in flight never keeps a password reset out of Temporal.
+ */
+export function inFlightBounds(settings: InFlightSettings): Record<DispatchClass, number> {
+  const ahead = (ms: number) => Math.ceil((settings.ratePerSecond * ms) / 1000);
+  return {
+    transactional: Math.max(settings.minimum, ahead(settings.leadTimeMs)),
+    bulk: Math.max(settings.batchSize, ahead(settings.bulkLeadTimeMs)),
+  };
+}
+
+export interface WaitingWorkspace {
+  workspaceId: string;
+  weight: number;
+}
+
+/**
+ * Weighted round robin: splits `capacity` slots between the workspaces that have messages waiting, in
+ * proportion to their weights, each getting at least one. A workspace with fewer waiting messages than
+ * its share simply leaves the rest to the next round. Order of the result follows the input.
+ */
+export function fairShares(capacity: number, workspaces: readonly WaitingWorkspace[]): number[] {
+  if (capacity <= 0 || workspaces.length === 0) return workspaces.map(() => 0);
+  const total = workspaces.reduce((sum, workspace) => sum + workspace.weight, 0);
+  return workspaces.map((workspace) => Math.max(1, Math.ceil((capacity * workspace.weight) / total)));
+}

@@ -1,0 +1,125 @@
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { type DispatchClass, fairShares, type MessageKind } from '../../core/dispatch';
+import { PLANS, isPlanName } from '../../core/plans';
+
+/** A message the dispatcher took from the outbox, with what its workflow start needs. */
+export interface DispatchedMessage {
+  messageId: string;
+  workspaceId: string;
+  kind: MessageKind;
+  channel: string;
+  contactId: string | null;
+  campaignId: string | null;
+  enrollmentId: string | null;
+}
+
+/** Rows of one channel handed to Temporal (or being handed) and not finished, per dispatch class. */
+export async function countInFlight(db: Sequelize, channel: string, transaction?: Transaction): Promise<Record<DispatchClass, number>> {
+  const rows = await db.query<{ transactional: string; bulk: string }>(
+    `SELECT count(*) FILTER (WHERE priority = 1) AS transactional, count(*) FILTER (WHERE priority > 1) AS bulk
+     FROM messages
+     WHERE channel = $1 AND status IN ('queued', 'sending') AND (dispatched_at IS NOT NULL OR dispatch_lease_until IS NOT NULL)`,
+    { bind: [channel], type: QueryTypes.SELECT, transaction },
+  );
+  return { transactional: Number(rows[0].transactional), bulk: Number(rows[0].bulk) };
+}
+
+/**
+ * The workspaces with undispatched messages of this class on the channel, each found with one index probe
+ * (a loose index scan over messages_outbox_fair_idx), so a backlog of millions costs one probe per
+ * workspace rather than a scan.
+ */
+async function waitingWorkspaces(db: Sequelize, channel: string, priorities: readonly number[], transaction: Transaction): Promise<Array<{ workspaceId: string; weight: number }>> {
+  const rows = await db.query<{ workspace_id: string; plan: string }>(
+    `WITH RECURSIVE waiting AS (
+       (SELECT workspace_id FROM messages WHERE channel = $1 AND dispatched_at IS NULL AND priority = ANY($2::smallint[])
+        ORDER BY workspace_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT m.workspace_id FROM messages m
+               WHERE m.channel = $1 AND m.dispatched_at IS NULL AND m.priority = ANY($2::smallint[]) AND m.workspace_id > waiting.workspace_id
+               ORDER BY m.workspace_id LIMIT 1)
+       FROM waiting WHERE waiting.workspace_id IS NOT NULL
+     )
+     SELECT waiting.workspace_id, w.plan FROM waiting JOIN workspaces w ON w.id = waiting.workspace_id`,
+    { bind: [channel, priorities], type: QueryTypes.SELECT, transaction },
+  );
+  return rows.map((row) => ({ workspaceId: row.workspace_id, weight: isPlanName(row.plan) ? PLANS[row.plan].dispatchWeight : 1 }));
+}
+
+const PRIORITIES: Record<DispatchClass, number[]> = { transactional: [1], bulk: [2, 3] };
+
+/**
+ * Takes up to `capacity` messages of one class from the outbox, fairly: each waiting workspace gets a share
+ * of the slots in proportion to its weight (weighted round robin), its own most urgent and oldest first;
+ * across workspaces the most urgent kind goes first. The rows are leased, not locked: the lease makes them
+ * count as in flight and keeps other dispatchers off them while their workflows start, and frees them if
+ * this dispatcher dies. One dispatcher per channel and class at a time (an advisory lock), so the bound is
+ * never passed by two counting at once; others skip the round.
+ */
+export async function claimFairly(
+  db: Sequelize,
+  options: { channel: string; dispatchClass: DispatchClass; bound: number; leaseMs: number },
+): Promise<DispatchedMessage[]> {
+  return db.transaction(async (transaction) => {
+    const [lock] = await db.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', {
+      bind: [`dispatch:${options.channel}:${options.dispatchClass}`],
+      type: QueryTypes.SELECT,
+      transaction,
+    });
+    if (!lock.locked) return [];
+    const inFlight = await countInFlight(db, options.channel, transaction);
+    const capacity = options.bound - inFlight[options.dispatchClass];
+    if (capacity <= 0) return [];
+    const workspaces = await waitingWorkspaces(db, options.channel, PRIORITIES[options.dispatchClass], transaction);
+    if (workspaces.length === 0) return [];
+    const shares = fairShares(capacity, workspaces);
+    const rows = await db.query<{
+      id: string; workspace_id: string; kind: MessageKind; channel: string; contact_id: string | null; campaign_id: string | null; enrollment_id: string | null;
+    }>(
+      `UPDATE messages m SET dispatch_lease_until = now() + make_interval(secs => $6::double precision / 1000)
+       FROM (
+         SELECT picked.id FROM unnest($2::uuid[], $3::int[], $4::float8[]) AS w (workspace_id, share, weight)
+         CROSS JOIN LATERAL (
+           SELECT id, priority, row_number() OVER (ORDER BY priority, created_at) AS rank FROM (
+             SELECT id, priority, created_at FROM messages
+             WHERE channel = $1 AND workspace_id = w.workspace_id AND dispatched_at IS NULL AND priority = ANY($7::smallint[])
+               AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+             ORDER BY priority, created_at LIMIT w.share
+           ) next
+         ) picked
+         ORDER BY picked.priority, picked.rank / w.weight
+         LIMIT $5
+       ) chosen
+       WHERE m.id = chosen.id
+       RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id`,
+      {
+        bind: [
+          options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), capacity, options.leaseMs,
+          PRIORITIES[options.dispatchClass],
+        ],
+        type: QueryTypes.SELECT,
+        transaction,
+      },
+    );
+    return rows.map((row) => ({
+      messageId: row.id,
+      workspaceId: row.workspace_id,
+      kind: row.kind,
+      channel: row.channel,
+      contactId: row.contact_id,
+      campaignId: row.campaign_id,
+      enrollmentId: row.enrollment_id,
+    }));
+  });
+}
+
+/** Marks messages whose workflow now runs (or already ran), naming it for the reconciler. */
+export async function markDispatched(db: Sequelize, started: ReadonlyArray<{ messageId: string; workflowId: string }>): Promise<void> {
+  if (started.length === 0) return;
+  await db.query(
+    `UPDATE messages m SET dispatched_at = now(), dispatch_lease_until = NULL, workflow_id = s.workflow_id
+     FROM unnest($1::uuid[], $2::text[]) AS s (id, workflow_id)
+     WHERE m.id = s.id AND m.dispatched_at IS NULL`,
+    { bind: [started.map((s) => s.messageId), started.map((s) => s.workflowId)] },
+  );
+}

@@ -1,0 +1,112 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import { type MessageKind, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
+import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, sendBatchWorkflowId, sendWorkflowId, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
+import { taskQueueName } from '../core/task-queues';
+import { searchAttributes } from './search-attributes';
+import { domainWatchdogWorkflow } from './domain-watchdog';
+import type { MessageReconcilerInput } from './message-reconciler';
+import { messageReconcilerWorkflow } from './message-reconciler';
+import { sendBatchWorkflow } from './send-batch';
+import { sendEmailWorkflow } from './send-email';
+import { usageRollupWorkflow } from './usage-rollup';
+
+/**
+ * Every workflow start of the service, in one module the API and the workers share (never bundled into
+ * workflow code: workflows/index.ts does not reach it). Each start carries its task queue, its Temporal
+ * priority and fairness key (the workspace), and the search attributes operators find it by.
+ */
+
+export interface MessageRef {
+  messageId: string;
+  workspaceId: string;
+  kind: MessageKind;
+  channel: string;
+  contactId: string | null;
+  campaignId: string | null;
+  enrollmentId: string | null;
+}
+
+/** Where control-plane work runs: its own queue, first in priority, fair between workspaces. */
+export function controlPlaneStart(taskQueuePrefix: string, workspaceId?: string): Pick<WorkflowStartOptions, 'taskQueue' | 'priority' | 'typedSearchAttributes'> {
+  return {
+    taskQueue: taskQueueName(taskQueuePrefix, 'control'),
+    priority: { priorityKey: TEMPORAL_PRIORITY.control, ...(workspaceId && { fairnessKey: workspaceId }) },
+    typedSearchAttributes: searchAttributes({ WorkspaceId: workspaceId }),
+  };
+}
+
+/** A start that found its workflow already running (a retry, a second dispatcher) succeeded. */
+async function startOnce(start: () => Promise<unknown>): Promise<void> {
+  try {
+    await start();
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/**
+ * The send workflow of one transactional message, `send:<messageId>`, which operators inspect and retry in
+ * the Temporal UI. The id rejects a second start, so two dispatchers can never run one message twice.
+ */
+export async function startSendWorkflow(client: Client, taskQueuePrefix: string, message: MessageRef): Promise<string> {
+  const workflowId = sendWorkflowId(message.messageId);
+  await startOnce(() =>
+    client.workflow.start(sendEmailWorkflow, {
+      workflowId,
+      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+      args: [{ workspaceId: message.workspaceId, messageId: message.messageId, sendsTaskQueue: taskQueueName(taskQueuePrefix, 'sends') }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: temporalPriorityOf(message.kind), fairnessKey: message.workspaceId },
+      typedSearchAttributes: searchAttributes({
+        WorkspaceId: message.workspaceId,
+        MessageId: message.messageId,
+        Kind: message.kind,
+        Channel: message.channel,
+        ContactId: message.contactId,
+        CampaignId: message.campaignId,
+        EnrollmentId: message.enrollmentId,
+      }),
+    }),
+  );
+  return workflowId;
+}
+
+/**
+ * One batch of bulk messages (a campaign's or a journey's) of one workspace: one workflow and one delivery
+ * activity call for the whole batch, each message still claimed and recorded on its own.
+ */
+export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: string, batch: MessageRef[]): Promise<string> {
+  const [first] = batch;
+  const workflowId = sendBatchWorkflowId(first.messageId);
+  await startOnce(() =>
+    client.workflow.start(sendBatchWorkflow, {
+      workflowId,
+      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+      args: [{ workspaceId: first.workspaceId, messageIds: batch.map((message) => message.messageId), sendsTaskQueue: taskQueueName(taskQueuePrefix, 'sends') }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: temporalPriorityOf(first.kind), fairnessKey: first.workspaceId },
+      typedSearchAttributes: searchAttributes({
+        WorkspaceId: first.workspaceId,
+        Kind: first.kind,
+        Channel: first.channel,
+        CampaignId: first.campaignId,
+        EnrollmentId: first.enrollmentId,
+      }),
+    }),
+  );
+  return workflowId;
+}
+
+/**
+ * The deployment-wide control-plane workflows that must always run; starting one that runs is a no-op.
+ * Their ids carry the task-queue prefix, so deployments sharing one Temporal namespace do not share them.
+ */
+export async function startSingletons(client: Client, taskQueuePrefix: string, reconciler: MessageReconcilerInput): Promise<void> {
+  const control = controlPlaneStart(taskQueuePrefix);
+  await startOnce(() => client.workflow.start(usageRollupWorkflow, { ...control, workflowId: `${taskQueuePrefix}${USAGE_ROLLUP_WORKFLOW_ID}`, args: [{}] }));
+  await startOnce(() => client.workflow.start(domainWatchdogWorkflow, { ...control, workflowId: `${taskQueuePrefix}${DOMAIN_WATCHDOG_WORKFLOW_ID}` }));
+  await startOnce(() =>
+    client.workflow.start(messageReconcilerWorkflow, { ...control, workflowId: `${taskQueuePrefix}${MESSAGE_RECONCILER_WORKFLOW_ID}`, args: [reconciler] }),
+  );
+}

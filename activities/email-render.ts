@@ -1,18 +1,12 @@
 import type { Sequelize } from 'sequelize';
 import { isAppError } from '../core/errors';
+import { emailContentOf } from '../core/message-content';
 import { htmlToPlainText } from '../core/templates/plain-text';
 import type { RenderedTemplate } from '../core/templates/render';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { PermanentSendError } from './channels/email-channel';
-
-interface EmailContent {
-  html?: string;
-  text?: string;
-  templateVersionId?: string;
-  variables?: Record<string, unknown>;
-}
 
 /**
  * What a message says, from its own html/text or from the template version pinned when it was accepted.
@@ -21,7 +15,7 @@ interface EmailContent {
  */
 export function createEmailRenderer(db: Sequelize, templates: TemplateRenderer) {
   return async (message: Message): Promise<RenderedEmail> => {
-    const content = message.content as EmailContent;
+    const content = emailContentOf(message.content);
     if (content.templateVersionId) {
       const version = await findTemplateVersion(db, message.workspaceId, content.templateVersionId);
       if (!version) throw new PermanentSendError('the template version of this message no longer exists');

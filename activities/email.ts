@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
 import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
+import { emailContentOf } from '../core/message-content';
 import { claimDelivery, dropRecipients, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
 import { findMessage, loadRendered, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
 import { findSuppressed } from '../db/repositories/suppressions';
@@ -134,7 +135,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
       to: mailboxes(message.to),
       cc: mailboxes(message.cc),
       bcc: mailboxes(message.bcc),
-      replyTo: mailboxes((message.content.replyTo as string[] | undefined) ?? []),
+      replyTo: mailboxes(emailContentOf(message.content).replyTo),
       subject: rendered.subject,
       html: rendered.html,
       text: rendered.text,

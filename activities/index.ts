@@ -2,9 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
-import type { AttachmentRef } from '../core/attachments';
 import { domainOf } from '../core/addresses';
 import type { Config } from '../core/config';
+import { emailContentOf } from '../core/message-content';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findSendingRegion } from '../db/repositories/domains';
@@ -74,7 +74,7 @@ export function createActivities(deps: ActivityDeps) {
       sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
       // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
       loadAttachments: async (message) => {
-        const refs = (message.content.attachments as AttachmentRef[] | undefined) ?? [];
+        const refs = emailContentOf(message.content).attachments;
         if (refs.length === 0) return { attachments: [], missing: [] };
         const { attachments, missing } = await sources.load(message.workspaceId, refs);
         return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };

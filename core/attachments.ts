@@ -1,4 +1,6 @@
 import mime from 'mime-types';
+import type { z } from 'zod';
+import type { AttachmentRefSchema } from './message-content';
 
 /** The spec's attachment limits (Limits table), enforced on every send path and on uploads. */
 export const ATTACHMENT_LIMITS = {
@@ -141,13 +143,7 @@ export interface AttachmentSource {
  * What a message keeps of an accepted attachment: a stored attachment's id plus how this send shows it.
  * Small enough for a message row and a workflow payload; the bytes stay in the blob store.
  */
-export interface AttachmentRef {
-  id: string;
-  filename: string;
-  contentType: string;
-  size: number;
-  contentId?: string;
-}
+export type AttachmentRef = z.infer<typeof AttachmentRefSchema>;
 
 /** The storage key of an attachment's bytes; the workspace prefix keeps tenants apart in the bucket. */
 export function attachmentStorageKey(workspaceId: string, attachmentId: string): string {

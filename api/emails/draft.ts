@@ -1,5 +1,6 @@
 import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
 import { AppError } from '../../core/errors';
+import type { EmailContentInput } from '../../core/message-content';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../../services/attachment-sources';
@@ -108,7 +109,7 @@ export function messageOf(
       attachments: draft.attachments?.refs ?? [],
       disableTracking: input.disableTracking,
       disableUtm: input.disableUtm,
-    },
+    } satisfies EmailContentInput,
     templateId: draft.template?.id ?? null,
     quotaUnits: recipientCount(recipients),
     quotaPeriod,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { emailContentOf } from '../../core/message-content';
 import type { MessageEvent } from '../../db/repositories/message-events';
 import type { Message, MessageListItem } from '../../db/repositories/messages';
 import type { EmailListRowSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
@@ -20,15 +21,8 @@ function engagementView(message: MessageListItem): z.infer<typeof MessageEngagem
   };
 }
 
-interface AttachmentSummary {
-  id: string;
-  filename: string;
-  contentType: string;
-  size: number;
-}
-
-function attachmentsOf(message: Message): AttachmentSummary[] {
-  const refs = (message.content.attachments as AttachmentSummary[] | undefined) ?? [];
+function attachmentsOf(message: Message) {
+  const refs = emailContentOf(message.content).attachments;
   return refs.map(({ id, filename, contentType, size }) => ({ id, filename, contentType, size }));
 }
 

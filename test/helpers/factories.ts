@@ -4,7 +4,9 @@ import { issueApiKey } from '../../api/api-keys/service';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
-import type { PlanName } from '../../core/plans';
+import { periodKey, PLANS, type PlanName, usagePeriodAt } from '../../core/plans';
+import { acceptMessages } from '../../db/repositories/message-acceptance';
+import type { MessageKind, NewMessage } from '../../db/repositories/messages';
 import { FULL_ACCESS, type Grant } from '../../core/scopes';
 import { insertWorkspace } from '../../db/repositories/workspaces';
 
@@ -49,4 +51,38 @@ export async function createVerifiedDomain(
   if (!('created' in claim)) throw new Error('domain name clash');
   await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
   return name;
+}
+
+/**
+ * Accepts `count` messages of a kind straight into the outbox, as campaigns and journeys will: what the
+ * delivery engine sees of a bulk send before those features exist. Returns their ids in order.
+ */
+export async function queueMessages(
+  db: Sequelize,
+  workspaceId: string,
+  options: { kind: MessageKind; count: number; from: string; campaignId?: string; toPrefix?: string },
+): Promise<string[]> {
+  const period = usagePeriodAt(new Date());
+  const messages: NewMessage[] = Array.from({ length: options.count }, (_, i) => ({
+    id: randomUUID(),
+    kind: options.kind,
+    channel: 'email',
+    idempotencyKey: `queued-${randomUUID()}`,
+    requestHash: 'test',
+    fromAddress: options.from,
+    to: [`${options.toPrefix ?? options.kind}-${i}@example.org`],
+    cc: [],
+    bcc: [],
+    subject: `${options.kind} ${i}`,
+    content: { text: 'Hello' },
+    templateId: null,
+    campaignId: options.campaignId ?? null,
+    quotaUnits: 1,
+    quotaPeriod: periodKey(period),
+    droppedRecipients: [],
+  }));
+  for (let i = 0; i < messages.length; i += 1_000) {
+    await acceptMessages(db, workspaceId, { plan: PLANS.pro, period }, messages.slice(i, i + 1_000));
+  }
+  return messages.map((message) => message.id);
 }

@@ -5,7 +5,8 @@ import { createActivities } from '../../activities';
 import { domainVerificationWorkflowId } from '../../core/ids';
 import { saveDomainCheck } from '../../db/repositories/domains';
 import { listPlatformEvents } from '../../db/repositories/platform-events';
-import { createDefaultWorker } from '../../workers/create-worker';
+import { createControlWorker } from '../../workers/create-worker';
+import { SEARCH_ATTRIBUTE } from '../../workflows/search-attributes';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace, type TestWorkspace } from '../helpers/factories';
@@ -42,7 +43,7 @@ describe('sending domains', () => {
     dns = await startDnsServer();
     api = await startApi({ DNS_SERVERS: dns.address, TASK_QUEUE_PREFIX: prefix, RATE_LIMIT_PER_SECOND: '1000' });
     nativeConnection = await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS });
-    worker = await createDefaultWorker({
+    worker = await createControlWorker({
       connection: nativeConnection,
       namespace: api.config.TEMPORAL_NAMESPACE,
       taskQueuePrefix: prefix,
@@ -379,14 +380,15 @@ describe('sending domains', () => {
     expect(untouched.body).toMatchObject({ defaultFromName: null, inboundEnabled: false, status: 'pending' });
   });
 
-  it('creating its background verification: the workflow runs with the domain\'s deterministic id', async () => {
+  it('creating its background verification: the workflow runs with the domain\'s deterministic id on the control-plane queue', async () => {
     const workspace = await createWorkspace(api.db);
     const created = await createDomain(workspace);
     const client = new Client({ connection: await Connection.connect({ address: api.config.TEMPORAL_ADDRESS }) });
     try {
       const description = await client.workflow.getHandle(domainVerificationWorkflowId(created.id)).describe();
       expect(description.status.name).toBe('RUNNING');
-      expect(description.taskQueue).toBe(`${prefix}default`);
+      expect(description.taskQueue).toBe(`${prefix}control`);
+      expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTE.WorkspaceId)).toBe(workspace.workspaceId);
     } finally {
       await client.connection.close();
     }

@@ -5,7 +5,8 @@ import type { QueryInterface } from 'sequelize';
  * The outbox becomes the delivery engine's queue (docs/delivery.md):
  * - `priority`, derived from the kind (transactional 1, automation 2, campaign 3), so one index serves
  *   "this workspace's next messages, most urgent first". Stored, because the index needs it.
- * - `messages_outbox_fair_idx`: undispatched messages by channel and workspace. The dispatcher walks the
+ * - `messages_outbox_fair_idx`: messages waiting to be dispatched, by channel and workspace (a message
+ *   canceled before dispatch leaves it). The dispatcher walks the
  *   distinct workspaces of a channel through it (one probe each) and takes each one's next messages.
  * - `messages_in_flight_idx`: messages handed to Temporal (or being handed) and not finished: what the
  *   dispatcher counts against each channel's bound. Small, since finished messages leave it.
@@ -20,7 +21,7 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       GENERATED ALWAYS AS (CASE kind WHEN 'transactional' THEN 1 WHEN 'automation' THEN 2 ELSE 3 END) STORED,
       ADD COLUMN workflow_id text;
     DROP INDEX messages_outbox_idx;
-    CREATE INDEX messages_outbox_fair_idx ON messages (channel, workspace_id, priority, created_at) WHERE dispatched_at IS NULL;
+    CREATE INDEX messages_outbox_fair_idx ON messages (channel, workspace_id, priority, created_at) WHERE dispatched_at IS NULL AND status = 'queued';
     CREATE INDEX messages_in_flight_idx ON messages (channel, priority)
       WHERE status IN ('queued', 'sending') AND (dispatched_at IS NOT NULL OR dispatch_lease_until IS NOT NULL);
     DROP INDEX messages_unfinished_idx;

@@ -18,7 +18,9 @@ export async function countInFlight(db: Sequelize, channel: string, transaction?
   const rows = await db.query<{ transactional: string; bulk: string }>(
     `SELECT count(*) FILTER (WHERE priority = 1) AS transactional, count(*) FILTER (WHERE priority > 1) AS bulk
      FROM messages
-     WHERE channel = $1 AND status IN ('queued', 'sending') AND (dispatched_at IS NOT NULL OR dispatch_lease_until IS NOT NULL)`,
+     WHERE channel = $1 AND status IN ('queued', 'sending') AND (dispatched_at IS NOT NULL OR dispatch_lease_until IS NOT NULL)
+       -- An expired lease is a dispatcher that died or a start that failed: free again, not in flight.
+       AND (dispatched_at IS NOT NULL OR dispatch_lease_until > now())`,
     { bind: [channel], type: QueryTypes.SELECT, transaction },
   );
   return { transactional: Number(rows[0].transactional), bulk: Number(rows[0].bulk) };
@@ -32,11 +34,11 @@ export async function countInFlight(db: Sequelize, channel: string, transaction?
 async function waitingWorkspaces(db: Sequelize, channel: string, priorities: readonly number[], transaction: Transaction): Promise<Array<{ workspaceId: string; weight: number }>> {
   const rows = await db.query<{ workspace_id: string; plan: string }>(
     `WITH RECURSIVE waiting AS (
-       (SELECT workspace_id FROM messages WHERE channel = $1 AND dispatched_at IS NULL AND priority = ANY($2::smallint[])
+       (SELECT workspace_id FROM messages WHERE channel = $1 AND dispatched_at IS NULL AND status = 'queued' AND priority = ANY($2::smallint[])
         ORDER BY workspace_id LIMIT 1)
        UNION ALL
        SELECT (SELECT m.workspace_id FROM messages m
-               WHERE m.channel = $1 AND m.dispatched_at IS NULL AND m.priority = ANY($2::smallint[]) AND m.workspace_id > waiting.workspace_id
+               WHERE m.channel = $1 AND m.dispatched_at IS NULL AND m.status = 'queued' AND m.priority = ANY($2::smallint[]) AND m.workspace_id > waiting.workspace_id
                ORDER BY m.workspace_id LIMIT 1)
        FROM waiting WHERE waiting.workspace_id IS NOT NULL
      )
@@ -72,36 +74,20 @@ export async function claimFairly(
     if (capacity <= 0) return [];
     const workspaces = await waitingWorkspaces(db, options.channel, PRIORITIES[options.dispatchClass], transaction);
     if (workspaces.length === 0) return [];
-    const shares = fairShares(capacity, workspaces);
-    const rows = await db.query<{
-      id: string; workspace_id: string; kind: MessageKind; channel: string; contact_id: string | null; campaign_id: string | null; enrollment_id: string | null;
-    }>(
-      `UPDATE messages m SET dispatch_lease_until = now() + make_interval(secs => $6::double precision / 1000)
-       FROM (
-         SELECT picked.id FROM unnest($2::uuid[], $3::int[], $4::float8[]) AS w (workspace_id, share, weight)
-         CROSS JOIN LATERAL (
-           SELECT id, priority, row_number() OVER (ORDER BY priority, created_at) AS rank FROM (
-             SELECT id, priority, created_at FROM messages
-             WHERE channel = $1 AND workspace_id = w.workspace_id AND dispatched_at IS NULL AND priority = ANY($7::smallint[])
-               AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
-             ORDER BY priority, created_at LIMIT w.share
-           ) next
-         ) picked
-         ORDER BY picked.priority, picked.rank / w.weight
-         LIMIT $5
-       ) chosen
-       WHERE m.id = chosen.id
-       RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id`,
-      {
-        bind: [
-          options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), capacity, options.leaseMs,
-          PRIORITIES[options.dispatchClass],
-        ],
-        type: QueryTypes.SELECT,
-        transaction,
-      },
-    );
-    return rows.map((row) => ({
+    const claimed: ClaimedRow[] = [];
+    // Water-filling: a workspace with less waiting than its share leaves the rest to the others, shared
+    // again by weight among those that filled theirs, until the round is full or everyone is drained.
+    for (let left = capacity, takers = workspaces; left > 0 && takers.length > 0; ) {
+      const shares = fairShares(left, takers);
+      const rows = await leaseShares(db, transaction, options, takers, shares, left);
+      claimed.push(...rows);
+      left -= rows.length;
+      const taken = new Map<string, number>();
+      for (const row of rows) taken.set(row.workspace_id, (taken.get(row.workspace_id) ?? 0) + 1);
+      takers = takers.filter((workspace, i) => (taken.get(workspace.workspaceId) ?? 0) >= shares[i]);
+      if (rows.length === 0) break;
+    }
+    return claimed.map((row) => ({
       messageId: row.id,
       workspaceId: row.workspace_id,
       kind: row.kind,
@@ -111,6 +97,50 @@ export async function claimFairly(
       enrollmentId: row.enrollment_id,
     }));
   });
+}
+
+type ClaimedRow = {
+  id: string; workspace_id: string; kind: MessageKind; channel: string; contact_id: string | null; campaign_id: string | null; enrollment_id: string | null;
+};
+
+/**
+ * Leases each workspace's next `share` messages (its most urgent and oldest), at most `limit` in all, the
+ * most urgent kind first across workspaces and, within a kind, interleaved by weight.
+ */
+async function leaseShares(
+  db: Sequelize,
+  transaction: Transaction,
+  options: { channel: string; dispatchClass: DispatchClass; leaseMs: number },
+  workspaces: ReadonlyArray<{ workspaceId: string; weight: number }>,
+  shares: readonly number[],
+  limit: number,
+): Promise<ClaimedRow[]> {
+  return db.query<ClaimedRow>(
+    `UPDATE messages m SET dispatch_lease_until = now() + make_interval(secs => $6::double precision / 1000)
+     FROM (
+       SELECT picked.id FROM unnest($2::uuid[], $3::int[], $4::float8[]) AS w (workspace_id, share, weight)
+       CROSS JOIN LATERAL (
+         SELECT id, priority, row_number() OVER (ORDER BY priority, created_at) AS rank FROM (
+           SELECT id, priority, created_at FROM messages
+           WHERE channel = $1 AND workspace_id = w.workspace_id AND dispatched_at IS NULL AND status = 'queued' AND priority = ANY($7::smallint[])
+             AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+           ORDER BY priority, created_at LIMIT w.share
+         ) next
+       ) picked
+       ORDER BY picked.priority, picked.rank / w.weight
+       LIMIT $5
+     ) chosen
+     WHERE m.id = chosen.id
+     RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id`,
+    {
+      bind: [
+        options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), limit, options.leaseMs,
+        PRIORITIES[options.dispatchClass],
+      ],
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
 }
 
 /** Marks messages whose workflow now runs (or already ran), naming it for the reconciler. */

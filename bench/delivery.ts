@@ -1,0 +1,193 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { QueryTypes } from 'sequelize';
+import { countInFlight } from '../db/repositories/dispatch-queue';
+import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
+import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
+import { createWorkspace, queueMessages } from '../test/helpers/factories';
+import '../test/helpers/quiet-temporal-runtime';
+import { sendEmailWorkflow } from '../workflows/send-email';
+import { summary } from './stats';
+
+/**
+ * `npm run bench -- delivery`: the delivery engine (docs/delivery.md) under a backlog, beside the bare
+ * workflow start rate of the same Temporal server in the same run.
+ * - fairness: workspace A has BENCH_BACKLOG (200,000) messages waiting at the default 14/s; workspace B then
+ *   verifies a domain and sends one email, BENCH_TRIES (20) times: how long B's verify and B's email take;
+ * - pressure, during that drain: running workflows, messages in flight, and the Temporal server's CPU;
+ * - throughput at BENCH_RATES (200 and 1,000/s) with an instantly accepting SMTP sink: transactional and
+ *   bulk deliveries per second against the configured rate.
+ */
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 200_000);
+const TRIES = Number(process.env.BENCH_TRIES ?? 20);
+const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'starts,fairness,throughput').split(','));
+const TEMPORAL = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244';
+
+const pad = (label: string) => `  ${label.padEnd(46)}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function bareStarts(client: Client): Promise<number> {
+  const taskQueue = `bench-${randomUUID()}`;
+  const count = 1_000;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        await client.workflow.start(sendEmailWorkflow, { taskQueue, workflowId: `bench-start-${randomUUID()}`, args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue: taskQueue }] });
+      }
+    }),
+  );
+  const rate = count / ((performance.now() - started) / 1000);
+  console.log(`${pad('bare workflow starts (baseline, same server)')} ${rate.toFixed(0).padStart(7)} starts/s`);
+  return rate;
+}
+
+/** CPU seconds the Temporal dev server has used so far (user + system), from /proc. */
+function temporalCpuSeconds(): number | null {
+  try {
+    const pid = execFileSync('pgrep', ['-f', `temporal server start-dev.*--port ${TEMPORAL.split(':')[1]}`], { encoding: 'utf8' }).trim().split('\n')[0];
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+async function runningWorkflows(client: Client, stack: EmailStack): Promise<number> {
+  const prefix = stack.api.config.TASK_QUEUE_PREFIX;
+  const { count } = await client.workflow.count(`ExecutionStatus = "Running" AND (TaskQueue = "${prefix}default" OR TaskQueue = "${prefix}control")`);
+  return count;
+}
+
+async function receivedWithin(stack: EmailStack, address: string, since: number, timeoutMs: number): Promise<number> {
+  for (let seen = 0; performance.now() - since < timeoutMs; await sleep(10)) {
+    for (; seen < stack.sink.received.length; seen += 1) if (stack.sink.received[seen].recipients.includes(address)) return performance.now() - since;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+async function verifyDomain(stack: EmailStack, dns: TestDnsServer, key: string): Promise<number> {
+  const name = `b-${randomUUID().slice(0, 8)}.example.com`;
+  const created = (await stack.api.call('POST', '/api/v1/domains', { key, body: { name } })).body as { id: string; dnsRecords: Array<{ type: string; name: string; value: string }> };
+  for (const record of created.dnsRecords) if (record.type === 'TXT') dns.setTxt(record.name, record.value);
+  const started = performance.now();
+  const verified = await stack.api.call('POST', `/api/v1/domains/${created.id}/verify`, { key });
+  const took = performance.now() - started;
+  if ((verified.body as { status?: string }).status !== 'verified') throw new Error(`verify answered ${JSON.stringify(verified.body)}`);
+  return took;
+}
+
+async function fairness(client: Client): Promise<void> {
+  const dns = await startDnsServer();
+  const stack = await startEmailStack({ overrides: { DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000', PLATFORM_SPF_INCLUDE: 'spf.messaging.local' } });
+  try {
+    const a = await createWorkspace(stack.api.db, { plan: 'pro' });
+    const fromA = `a@${await stack.verifiedDomain(a.workspaceId)}`;
+    const queued = performance.now();
+    await queueMessages(stack.api.db, a.workspaceId, { kind: 'transactional', count: BACKLOG, from: fromA, toPrefix: 'a' });
+    console.log(`${pad(`workspace A: ${BACKLOG} messages accepted`)} in ${((performance.now() - queued) / 1000).toFixed(1)} s; provider rate ${stack.api.config.SEND_RATE_PER_SECOND}/s`);
+    await sleep(5_000);
+
+    const pressure = { running: [] as number[], inFlight: [] as number[], cpu: [] as number[] };
+    let sampling = true;
+    const sampler = (async () => {
+      for (let cpu = temporalCpuSeconds(); sampling; ) {
+        await sleep(1_000);
+        pressure.running.push(await runningWorkflows(client, stack));
+        pressure.inFlight.push((await countInFlight(stack.api.db, 'email')).transactional);
+        const now = temporalCpuSeconds();
+        if (now !== null && cpu !== null) pressure.cpu.push((now - cpu) * 100);
+        cpu = now;
+      }
+    })();
+
+    const verifies: number[] = [];
+    const emails: number[] = [];
+    for (let i = 0; i < TRIES; i += 1) {
+      const b = await createWorkspace(stack.api.db);
+      verifies.push(await verifyDomain(stack, dns, b.apiKey));
+      const fromB = `b@${await stack.verifiedDomain(b.workspaceId)}`;
+      const to = `b-${i}@example.org`;
+      const sent = performance.now();
+      await stack.api.call('POST', '/api/v1/emails', { key: b.apiKey, body: { from: fromB, to, subject: 'Reset', text: 'T', idempotencyKey: `bench-b-${randomUUID()}` } });
+      emails.push(await receivedWithin(stack, to, sent, 30_000));
+    }
+    sampling = false;
+    await sampler;
+    const verify = summary(verifies);
+    const email = summary(emails);
+    console.log(`${pad(`B's POST /domains/:id/verify (${TRIES} tries)`)} p50 ${verify.p50.toFixed(0)} ms   p99 ${verify.p99.toFixed(0)} ms   (target < 2,000 ms)`);
+    console.log(`${pad(`B's email, POST to provider (${TRIES} tries)`)} p50 ${email.p50.toFixed(0)} ms   p99 ${email.p99.toFixed(0)} ms   (target < 5,000 ms)`);
+    const max = (values: number[]) => (values.length ? Math.max(...values) : NaN);
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+    console.log(`${pad('pressure: running workflows (max)')} ${max(pressure.running)}   in flight (max) ${max(pressure.inFlight)}   Temporal CPU mean ${mean(pressure.cpu).toFixed(0)}% max ${max(pressure.cpu).toFixed(0)}% of one core`);
+    const [{ left }] = await stack.api.db.query<{ left: string }>("SELECT count(*) AS left FROM messages WHERE workspace_id = $1 AND status = 'queued'", { bind: [a.workspaceId], type: QueryTypes.SELECT });
+    console.log(`${pad("workspace A's backlog still waiting")} ${left}`);
+  } finally {
+    await stack.close();
+    await dns.close();
+  }
+}
+
+/** Deliveries per second once the engine runs steadily: the middle 80% of the sends of one workspace. */
+async function deliveryRate(stack: EmailStack, workspaceId: string, count: number): Promise<{ rate: number; span: number }> {
+  for (;;) {
+    const [{ sent }] = await stack.api.db.query<{ sent: string }>("SELECT count(*) AS sent FROM messages WHERE workspace_id = $1 AND status = 'sent'", { bind: [workspaceId], type: QueryTypes.SELECT });
+    if (Number(sent) >= count) break;
+    await sleep(250);
+  }
+  const times = (
+    await stack.api.db.query<{ at: number }>(
+      `SELECT EXTRACT(EPOCH FROM e.created_at)::float AS at FROM message_events e JOIN messages m ON m.id = e.message_id
+       WHERE m.workspace_id = $1 AND e.type = 'sent' ORDER BY e.created_at`,
+      { bind: [workspaceId], type: QueryTypes.SELECT },
+    )
+  ).map((row) => row.at);
+  const from = Math.floor(times.length * 0.1);
+  const to = Math.floor(times.length * 0.9);
+  return { rate: (to - from) / (times[to] - times[from]), span: times[times.length - 1] - times[0] };
+}
+
+async function throughput(rate: number): Promise<void> {
+  const stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: String(rate), RATE_LIMIT_PER_SECOND: '1000' } });
+  try {
+    for (const kind of ['transactional', 'campaign'] as const) {
+      const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
+      const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
+      const count = rate * SECONDS;
+      await queueMessages(stack.api.db, workspace.workspaceId, { kind, count, from, campaignId: kind === 'campaign' ? randomUUID() : undefined });
+      const { rate: achieved, span } = await deliveryRate(stack, workspace.workspaceId, count);
+      const label = kind === 'transactional' ? 'transactional (a workflow each)' : 'bulk (batches)';
+      console.log(`${pad(`${label} at ${rate}/s`)} ${achieved.toFixed(1).padStart(7)} sends/s   ${((achieved / rate) * 100).toFixed(1)}% of configured   (${count} sends, ${span.toFixed(1)} s first to last)`);
+    }
+  } finally {
+    await stack.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const client = new Client({ connection: await Connection.connect({ address: TEMPORAL }) });
+  if (PHASES.has('starts')) await bareStarts(client);
+  if (PHASES.has('fairness')) {
+    console.log('\nFairness and pressure');
+    await fairness(client);
+  }
+  if (PHASES.has('throughput')) {
+    console.log('\nThroughput (instantly accepting SMTP sink)');
+    for (const rate of RATES) await throughput(rate);
+  }
+  await client.connection.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -183,7 +183,6 @@ export function createEmailActivities(deps: EmailActivityDeps) {
     const { attachments, missing } = await deps.loadAttachments(message);
     const email = await outboundEmail(message, rendered, attachments);
     const raw = await deps.sign(workspaceId, email.from.address, await buildMime(email));
-    await deps.pace(message);
 
     const claim = randomUUID();
     const claimed = await claimDelivery(db, workspaceId, messageId, claim, timing.claimLeaseMs);
@@ -196,9 +195,12 @@ export function createEmailActivities(deps: EmailActivityDeps) {
       if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, messageId, claimed.previousClaim);
       let receipt: Awaited<ReturnType<EmailChannel['send']>>;
       try {
+        // The turn under the provider's rate, taken last so the provider sees the pacer's spacing, not the
+        // database's jitter (a claim held while waiting is renewed like any other).
+        await deps.pace(message);
         receipt = await deps.channel.send(email, raw);
       } catch (error) {
-        // The provider answered with a refusal: nothing went out, so the next attempt need not wait.
+        // No turn, or the provider refused: nothing went out, so the next attempt need not wait.
         await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
         throw error;
       }

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { type Logger, pino } from 'pino';
+import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import { domainOf } from '../core/addresses';
@@ -19,6 +20,7 @@ import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
 import { createEmailActivities, type EmailActivityDeps } from './email';
 import { createEmailRenderer } from './email-render';
+import { createEmailPacing } from './pacing';
 import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
 import { createProviderEventActivities, emailSuppress } from './provider-events';
@@ -37,6 +39,8 @@ export interface ActivityDeps {
   metrics?: Registry;
   /** Replaces parts of the email activities' dependencies: tests slow or break one step. */
   email?: Partial<Pick<EmailActivityDeps, 'loadAttachments' | 'sign' | 'timing'>>;
+  /** For pacing provider calls (shared by all workers); a connection to REDIS_URL, made on first use, when not given. */
+  redis?: Redis;
   /** Where templates render; built from the config when not given (its threads start on first use). */
   templateRenderer?: TemplateRenderer;
 }
@@ -53,6 +57,7 @@ export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients
 /** Every activity, built from its dependencies so tests can pass their own. */
 export function createActivities(deps: ActivityDeps) {
   const { db, config } = deps;
+  const pacing = createEmailPacing(config, deps.redis);
   const observer = createSendObserver(deps.logger ?? pino({ level: config.LOG_LEVEL }), deps.metrics);
   const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const sources = createAttachmentSources({ db, blobs: deps.blobs ?? createBlobStore(blobStoreOptions(config)) });
@@ -66,8 +71,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailActivities({
       db,
       observer,
-      // Until the shared pacer is wired, the sends queue's server-side limit is the rate.
-      pace: async () => undefined,
+      pace: pacing.pace,
       replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
       channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
       render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),

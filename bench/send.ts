@@ -125,7 +125,7 @@ async function outbound(): Promise<void> {
     }));
     await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } });
   }
-  await stack.startWorkers(PROVIDER_RATE);
+  await stack.startWorkers();
   stack.startDispatcher();
   for (;;) {
     const [{ sent }] = await stack.api.db.query<{ sent: string }>(

@@ -35,16 +35,14 @@ export async function createDefaultWorker(options: WorkerOptions): Promise<Worke
 }
 
 /**
- * The worker for the `sends` queue: provider calls only. `maxTaskQueueActivitiesPerSecond` is enforced
- * by the Temporal server across every worker polling the queue, so the provider rate holds however many
- * workers run.
+ * The worker for the `sends` queue: provider calls only. The provider's rate is kept by the shared pacer
+ * inside the activities (activities/pacing.ts), which holds over any window across every worker.
  */
-export async function createSendsWorker(options: WorkerOptions & { ratePerSecond: number }): Promise<Worker> {
+export async function createSendsWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'sends'),
     activities: { deliverEmail: options.activities.deliverEmail, deliverEmails: options.activities.deliverEmails },
-    maxTaskQueueActivitiesPerSecond: options.ratePerSecond,
   });
 }

@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
 import { loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
+import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { startSingletons } from '../workflows/starts';
@@ -46,17 +47,18 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: metrics });
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
+  const redis = createRedis(config.REDIS_URL);
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
   const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer }),
+    activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer, redis }),
   };
   const workers = [
     await createControlWorker(options),
     await createDefaultWorker(options),
-    await createSendsWorker({ ...options, ratePerSecond: config.SEND_RATE_PER_SECOND }),
+    await createSendsWorker(options),
   ];
   const dispatcher = config.SEND_DISPATCHER
     ? runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS })
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
   await dispatcher?.stop();
-  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close()]);
+  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   logger.info('worker stopped');
 }
 

@@ -21,8 +21,8 @@ export interface EmailStack {
   verifiedDomain: (workspaceId: string, options?: { defaultFromName?: string; region?: string }) => Promise<string>;
   /** Waits until the message reaches one of these statuses (or fails the test after a while). */
   waitForStatus: (workspaceId: string, messageId: string, statuses: MessageStatus[], timeoutMs?: number) => Promise<MessageStatus>;
-  /** Starts the Temporal workers (control, default, sends); `sendRate` is the sends queue's limit (high by default). */
-  startWorkers: (sendRate?: number) => Promise<void>;
+  /** Starts the Temporal workers (control, default, sends); the provider rate is SEND_RATE_PER_SECOND (1,000 unless overridden). */
+  startWorkers: () => Promise<void>;
   /** Stops the Temporal workers; the dispatcher goes on starting workflows, which then wait for a worker. */
   stopWorkers: () => Promise<void>;
   startDispatcher: () => void;
@@ -48,7 +48,7 @@ export async function startEmailStack(
   const prefix = `test-${randomUUID()}-`;
   const database = options.overrides?.DATABASE_URL ? null : await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
   const api = await startApi(
-    { TASK_QUEUE_PREFIX: prefix, SMTP_URL: sink.url, EMAIL_PROVIDER: 'smtp', ...(database && { DATABASE_URL: database.url }), ...options.overrides },
+    { TASK_QUEUE_PREFIX: prefix, SMTP_URL: sink.url, EMAIL_PROVIDER: 'smtp', SEND_RATE_PER_SECOND: '1000', ...(database && { DATABASE_URL: database.url }), ...options.overrides },
     { snsAgent: options.snsAgent, attachmentFetch: options.attachmentFetch },
   );
   const config = api.config;
@@ -64,13 +64,13 @@ export async function startEmailStack(
     await dispatcher?.stop();
     dispatcher = null;
   };
-  const startWorkers = async (sendRate = 1_000) => {
-    const activities = createActivities({ db: api.db, config, temporal: client, ...options.activities });
+  const startWorkers = async () => {
+    const activities = createActivities({ db: api.db, config, temporal: client, redis: api.redis, ...options.activities });
     const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities };
     const workers = [
       await createControlWorker(workerOptions),
       await createDefaultWorker(workerOptions),
-      await createSendsWorker({ ...workerOptions, ratePerSecond: sendRate }),
+      await createSendsWorker(workerOptions),
     ];
     running = workers.map((worker) => ({ worker, done: worker.run() }));
   };

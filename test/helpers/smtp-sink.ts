@@ -5,6 +5,8 @@ export interface ReceivedMail {
   from: string;
   recipients: string[];
   raw: string;
+  /** When the sink accepted it (epoch ms). */
+  at: number;
 }
 
 export interface SmtpSink {
@@ -50,6 +52,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           recipients: session.envelope.rcptTo.map((recipient) => recipient.address),
           raw: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
         });
         callback();
       });

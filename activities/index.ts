@@ -18,7 +18,8 @@ import { createSesClients, type SesClients } from './channels/ses-clients';
 import { createSmtpChannel } from './channels/smtp';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
-import { createEmailActivities, type EmailActivityDeps } from './email';
+import { createDeliveryActivities, type DeliveryTiming } from './delivery';
+import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
 import { createEmailPacing } from './pacing';
 import { createReconcilerActivities } from './reconciler';
@@ -37,8 +38,9 @@ export interface ActivityDeps {
   logger?: Logger;
   /** Where the send path's counters register (the worker's /metrics). */
   metrics?: Registry;
-  /** Replaces parts of the email activities' dependencies: tests slow or break one step. */
-  email?: Partial<Pick<EmailActivityDeps, 'loadAttachments' | 'sign' | 'timing'>>;
+  /** Replaces parts of the email channel's dependencies: tests slow or break one step. */
+  email?: Partial<Pick<EmailDeliveryDeps, 'loadAttachments' | 'sign'>>;
+  timing?: Partial<DeliveryTiming>;
   /** For pacing provider calls (shared by all workers); a connection to REDIS_URL, made on first use, when not given. */
   redis?: Redis;
   /** Where templates render; built from the config when not given (its threads start on first use). */
@@ -68,22 +70,30 @@ export function createActivities(deps: ActivityDeps) {
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
     ...createReconcilerActivities({ db, temporal, observer }),
-    ...createEmailActivities({
+    ...createDeliveryActivities({
       db,
       observer,
       pace: pacing.pace,
       replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
-      channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
-      render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
-      sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
-      // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
-      loadAttachments: async (message) => {
-        const refs = emailContentOf(message.content).attachments;
-        if (refs.length === 0) return { attachments: [], missing: [] };
-        const { attachments, missing } = await sources.load(message.workspaceId, refs);
-        return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };
+      timing: deps.timing,
+      // One delivery per channel, picked by each message's channel.
+      channels: {
+        email: createEmailDelivery({
+          db,
+          observer,
+          channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
+          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
+          sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
+          // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
+          loadAttachments: async (message) => {
+            const refs = emailContentOf(message.content).attachments;
+            if (refs.length === 0) return { attachments: [], missing: [] };
+            const { attachments, missing } = await sources.load(message.workspaceId, refs);
+            return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };
+          },
+          ...deps.email,
+        }),
       },
-      ...deps.email,
     }),
   };
 }

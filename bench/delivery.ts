@@ -8,7 +8,7 @@ import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createWorkspace, queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
-import { sendEmailWorkflow } from '../workflows/send-email';
+import { sendMessageWorkflow } from '../workflows/send-message';
 import { summary } from './stats';
 
 /**
@@ -38,7 +38,7 @@ async function bareStarts(client: Client): Promise<number> {
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       for (let i = next++; i < count; i = next++) {
-        await client.workflow.start(sendEmailWorkflow, { taskQueue, workflowId: `bench-start-${randomUUID()}`, args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue: taskQueue }] });
+        await client.workflow.start(sendMessageWorkflow, { taskQueue, workflowId: `bench-start-${randomUUID()}`, args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue: taskQueue }] });
       }
     }),
   );
@@ -84,7 +84,8 @@ async function verifyDomain(stack: EmailStack, dns: TestDnsServer, key: string):
 
 async function fairness(client: Client): Promise<void> {
   const dns = await startDnsServer();
-  const stack = await startEmailStack({ overrides: { DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000', PLATFORM_SPF_INCLUDE: 'spf.messaging.local' } });
+  // The spec's provider rate: the backlog drains at 14/s, as it would on a default deployment.
+  const stack = await startEmailStack({ overrides: { DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000', SEND_RATE_PER_SECOND: '14' } });
   try {
     const a = await createWorkspace(stack.api.db, { plan: 'pro' });
     const fromA = `a@${await stack.verifiedDomain(a.workspaceId)}`;
@@ -159,7 +160,8 @@ async function throughput(rate: number): Promise<void> {
     for (const kind of ['transactional', 'campaign'] as const) {
       const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
       const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
-      const count = rate * SECONDS;
+      // One workflow each: Temporal, not the provider, is the limit for transactional sends on this server.
+      const count = kind === 'transactional' ? Math.min(rate * SECONDS, 3_000) : rate * SECONDS;
       await queueMessages(stack.api.db, workspace.workspaceId, { kind, count, from, campaignId: kind === 'campaign' ? randomUUID() : undefined });
       const { rate: achieved, span } = await deliveryRate(stack, workspace.workspaceId, count);
       const label = kind === 'transactional' ? 'transactional (a workflow each)' : 'bulk (batches)';

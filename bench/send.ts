@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { sendEmailWorkflow } from '../workflows/send-email';
+import { sendMessageWorkflow } from '../workflows/send-message';
 import { loadConfig } from '../core/config';
 import { createSequelize } from '../db/sequelize';
 import { startEmailStack } from '../test/helpers/email-stack';
@@ -95,7 +95,7 @@ async function bareStarts(address: string): Promise<void> {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < count; i = next++) {
-        await client.workflow.start(sendEmailWorkflow, {
+        await client.workflow.start(sendMessageWorkflow, {
           taskQueue,
           workflowId: `bench-start-${randomUUID()}`,
           args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue: taskQueue }],

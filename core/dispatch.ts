@@ -37,6 +37,11 @@ export interface InFlightSettings {
   batchSize: number;
   /** Never fewer in flight than this, so a slow provider's answers do not idle it. */
   minimum: number;
+  /**
+   * Never more transactional messages in flight than this: each is a workflow of its own, and past what
+   * Temporal works through in a second or two, more in flight only queues inside Temporal.
+   */
+  maximum: number;
 }
 
 /**
@@ -47,7 +52,7 @@ export interface InFlightSettings {
 export function inFlightBounds(settings: InFlightSettings): Record<DispatchClass, number> {
   const ahead = (ms: number) => Math.ceil((settings.ratePerSecond * ms) / 1000);
   return {
-    transactional: Math.max(settings.minimum, ahead(settings.leadTimeMs)),
+    transactional: Math.min(settings.maximum, Math.max(settings.minimum, ahead(settings.leadTimeMs))),
     bulk: Math.max(settings.batchSize, ahead(settings.bulkLeadTimeMs)),
   };
 }

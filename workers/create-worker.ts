@@ -43,6 +43,6 @@ export async function createSendsWorker(options: WorkerOptions): Promise<Worker>
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'sends'),
-    activities: { deliverEmail: options.activities.deliverEmail, deliverEmails: options.activities.deliverEmails },
+    activities: { deliverMessage: options.activities.deliverMessage, deliverMessages: options.activities.deliverMessages },
   });
 }

@@ -27,6 +27,7 @@ export function dispatcherChannels(config: Config): DispatcherOptions['channels'
       bulkLeadTimeMs: config.BULK_LEAD_TIME_MS,
       batchSize: config.BULK_BATCH_SIZE,
       minimum: config.SEND_IN_FLIGHT_MIN,
+      maximum: config.SEND_IN_FLIGHT_MAX,
     },
   ];
 }

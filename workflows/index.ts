@@ -1,6 +1,8 @@
 /** The workflow registry the worker bundles. Only deterministic code may be reachable from here. */
 export { usageRollupWorkflow } from './usage-rollup';
-export { sendEmailWorkflow } from './send-email';
+export { sendMessageWorkflow } from './send-message';
+// The send workflow's name before it served every channel: sends already running under it finish under it.
+export { sendMessageWorkflow as sendEmailWorkflow } from './send-message';
 export { domainCheckWorkflow, domainVerificationWorkflow } from './domain-verification';
 export { domainWatchdogWorkflow } from './domain-watchdog';
 export { messageReconcilerWorkflow } from './message-reconciler';

@@ -42,10 +42,10 @@ export async function sendBatchWorkflow(input: SendBatchInput): Promise<SendBatc
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 },
   });
-  let pending = await internal.renderEmails(workspaceId, input.messageIds);
+  let pending = await internal.renderMessages(workspaceId, input.messageIds);
   const outcome: SendBatchOutcome = { sent: 0, failed: input.messageIds.length - pending.length };
   for (let round = 1; pending.length > 0; round += 1) {
-    const result = await delivery.deliverEmails(workspaceId, pending);
+    const result = await delivery.deliverMessages(workspaceId, pending);
     outcome.sent += result.sent;
     outcome.failed += result.failed;
     pending = result.retry;

@@ -8,7 +8,7 @@ import { domainWatchdogWorkflow } from './domain-watchdog';
 import type { MessageReconcilerInput } from './message-reconciler';
 import { messageReconcilerWorkflow } from './message-reconciler';
 import { sendBatchWorkflow } from './send-batch';
-import { sendEmailWorkflow } from './send-email';
+import { sendMessageWorkflow } from './send-message';
 import { usageRollupWorkflow } from './usage-rollup';
 
 /**
@@ -52,7 +52,7 @@ async function startOnce(start: () => Promise<unknown>): Promise<void> {
 export async function startSendWorkflow(client: Client, taskQueuePrefix: string, message: MessageRef): Promise<string> {
   const workflowId = sendWorkflowId(message.messageId);
   await startOnce(() =>
-    client.workflow.start(sendEmailWorkflow, {
+    client.workflow.start(sendMessageWorkflow, {
       workflowId,
       taskQueue: taskQueueName(taskQueuePrefix, 'default'),
       args: [{ workspaceId: message.workspaceId, messageId: message.messageId, sendsTaskQueue: taskQueueName(taskQueuePrefix, 'sends') }],

@@ -1,3 +1,4 @@
+import type { ProviderEvent } from '../../core/ses-events';
 import type { Mailbox } from '../../core/addresses';
 
 /** An email ready to leave: rendered content, resolved attachments, and the headers the send decided. */
@@ -33,6 +34,11 @@ export interface SendReceipt {
 export interface EmailChannel {
   readonly provider: string;
   send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt>;
+  /**
+   * The provider's notification (the message of an SNS envelope whose signature and topic were checked)
+   * in our event vocabulary; empty for a provider that does not call back.
+   */
+  parseEvents(notification: unknown): ProviderEvent[];
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { parseSesNotification } from '../../core/ses-events';
 import { SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import { type EmailChannel, type OutboundEmail, PermanentSendError, type SendReceipt } from './email-channel';
 import type { SesClients } from './ses-clients';
@@ -26,6 +27,11 @@ export interface SesChannelDeps {
 export function createSesChannel(deps: SesChannelDeps): EmailChannel {
   return {
     provider: 'ses',
+    // The same parser the callback route uses (core/ses-events.ts): the API may not import adapters.
+    parseEvents: (notification) => {
+      const event = parseSesNotification(notification);
+      return event ? [event] : [];
+    },
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
       const client = deps.clients.forRegion(await deps.sendingRegion(email));
       try {

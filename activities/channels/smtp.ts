@@ -23,6 +23,8 @@ export function createSmtpChannel(url: string): EmailChannel {
   });
   return {
     provider: 'smtp',
+    // A relay accepts or refuses while we wait; what happens after (bounces) comes back as mail, not a callback.
+    parseEvents: () => [],
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
       try {
         const info = await transport.sendMail({

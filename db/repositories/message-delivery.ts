@@ -11,8 +11,8 @@ import type { DroppedRecipient } from './messages';
 export type DeliveryClaim =
   /** This attempt may call the provider. `previousClaim` is set when an earlier attempt claimed and vanished. */
   | { state: 'claimed'; previousClaim: string | null }
-  /** Another attempt holds a live claim: stand down. */
-  | { state: 'busy' }
+  /** Another attempt holds a live claim: stand down, and look again when its lease would end. */
+  | { state: 'busy'; leaseLeftMs: number }
   /** The message is no longer waiting to be sent (sent, failed, canceled, gone). */
   | { state: 'done' };
 
@@ -38,11 +38,14 @@ export async function claimDelivery(
     { bind: [workspaceId, messageId, claim, leaseMs], type: QueryTypes.SELECT },
   );
   if (rows[0]) return { state: 'claimed', previousClaim: rows[0].previous_claim };
-  const current = await db.query<{ waiting: boolean }>(
-    `SELECT status IN ('queued', 'sending') AND provider_message_id IS NULL AS waiting FROM messages WHERE workspace_id = $1 AND id = $2`,
+  const current = await db.query<{ waiting: boolean; lease_left_ms: number | null }>(
+    `SELECT status IN ('queued', 'sending') AND provider_message_id IS NULL AS waiting,
+       EXTRACT(EPOCH FROM delivery_claimed_until - now()) * 1000 AS lease_left_ms
+     FROM messages WHERE workspace_id = $1 AND id = $2`,
     { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
   );
-  return current[0]?.waiting ? { state: 'busy' } : { state: 'done' };
+  if (!current[0]?.waiting) return { state: 'done' };
+  return { state: 'busy', leaseLeftMs: Math.max(0, Number(current[0].lease_left_ms ?? 0)) };
 }
 
 /** Extends a live claim; false when the claim is no longer this attempt's. */

@@ -3,11 +3,12 @@ import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace, queueMessages } from '../helpers/factories';
 
 // The provider rate, as shipped: every send waits for its turn in the pacer shared through Redis
-// (activities/pacing.ts), single sends and batches alike. 20/s: fast enough for a short test, slow
-// enough that this machine's two cores (API, workers, Temporal and Postgres together) keep up with it.
+// (activities/pacing.ts), single sends and batches alike. 10/s: fast enough for a short test, slow
+// enough that this machine's two cores (API, workers, Temporal and Postgres together) keep up with it
+// even while something else runs beside the suite.
 let stack: EmailStack;
 beforeAll(async () => {
-  stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: '20' } });
+  stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: '10' } });
 });
 afterAll(() => stack.close());
 
@@ -24,30 +25,30 @@ async function sender() {
 }
 
 describe('the provider rate', () => {
-  it('holds under a backlog of single and bulk sends: never above 20/s over any 10 s window, at least 95% of it overall', async () => {
+  it('holds under a backlog of single and bulk sends: never above 10/s over any 10 s window, at least 95% of it overall', async () => {
     const workspace = await sender();
     // The provider's connections open first: sends paced while a connection is still being set up would
     // reach the sink together, which says nothing about the pacing.
     await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'transactional', count: 10, from: workspace.from, toPrefix: 'warm' });
     await until(() => stack.sink.received.filter((mail) => mail.from === workspace.from).length === 10, 20_000);
     const before = stack.sink.received.length;
-    await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'transactional', count: 100, from: workspace.from, toPrefix: 'rate-single' });
-    await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'campaign', count: 150, from: workspace.from, toPrefix: 'rate-bulk', campaignId: randomUUID() });
+    await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'transactional', count: 60, from: workspace.from, toPrefix: 'rate-single' });
+    await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'campaign', count: 90, from: workspace.from, toPrefix: 'rate-bulk', campaignId: randomUUID() });
     const ours = () => stack.sink.received.slice(before).filter((mail) => mail.from === workspace.from);
-    await until(() => ours().length === 250, 40_000);
+    await until(() => ours().length === 150, 40_000);
     const times = ours().map((mail) => mail.at).sort((a, b) => a - b);
     let busiest = 0;
     for (let i = 0, j = 0; i < times.length; i += 1) {
       while (times[i] - times[j] >= 10_000) j += 1;
       busiest = Math.max(busiest, i - j + 1);
     }
-    // floor(10 s × 20/s) + 1 at the pacer (its 50 ms lateness allowance adds 1); the sink reads its clock after the SMTP exchange, whose jitter
-    // can bunch a few arrivals.
-    expect(busiest).toBeLessThanOrEqual(203);
+    // floor((10 s + 50 ms lateness) × 10/s) + 1 = 101 at the pacer; the sink reads its clock after the SMTP
+    // exchange, whose jitter can bunch an arrival or two.
+    expect(busiest).toBeLessThanOrEqual(103);
     // Steady state: the middle 80% (the first seconds are the pipeline filling, the last its draining).
     const [from, to] = [Math.floor(times.length * 0.1), Math.floor(times.length * 0.9)];
     const rate = (to - from) / ((times[to] - times[from]) / 1_000);
-    expect(rate).toBeGreaterThanOrEqual(0.95 * 20);
-    expect(rate).toBeLessThanOrEqual(20.2);
+    expect(rate).toBeGreaterThanOrEqual(0.95 * 10);
+    expect(rate).toBeLessThanOrEqual(10.1);
   });
 });

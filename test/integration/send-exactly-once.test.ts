@@ -106,8 +106,8 @@ describe('one provider call per message', () => {
       const id = await send('twice@example.org');
       const metrics = new Registry();
       const activities = createActivities({ db: stack.api.db, config: stack.api.config, logger: pino({ level: 'silent' }), metrics });
-      await new MockActivityEnvironment().run(activities.renderEmail, workspaceId, id);
-      const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment().run(activities.deliverEmail, workspaceId, id)));
+      await new MockActivityEnvironment().run(activities.renderMessage, workspaceId, id);
+      const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment().run(activities.deliverMessage, workspaceId, id)));
       const fulfilled = attempts.filter((attempt) => attempt.status === 'fulfilled');
       const refused = attempts.flatMap((attempt) => (attempt.status === 'rejected' ? [attempt.reason as { type?: string }] : []));
       // Either the second found the claim held, or it came after the first had recorded the send.
@@ -115,13 +115,13 @@ describe('one provider call per message', () => {
       expect(receivedBy('twice@example.org')).toHaveLength(1);
 
       const lost = await send('lost-claim@example.org');
-      await new MockActivityEnvironment().run(activities.renderEmail, workspaceId, lost);
+      await new MockActivityEnvironment().run(activities.renderMessage, workspaceId, lost);
       // An attempt claimed and died before any answer: its lease has run out, no provider id was recorded.
       await stack.api.db.query(
         `UPDATE messages SET status = 'sending', delivery_claim = gen_random_uuid(), delivery_claimed_until = now() - interval '1 second' WHERE id = $1`,
         { bind: [lost] },
       );
-      expect(await new MockActivityEnvironment().run(activities.deliverEmail, workspaceId, lost)).toBe('sent');
+      expect(await new MockActivityEnvironment().run(activities.deliverMessage, workspaceId, lost)).toBe('sent');
       expect(receivedBy('lost-claim@example.org')).toHaveLength(1);
       expect((await metrics.getSingleMetric('messaging_delivery_outcome_unknown_total')?.get())?.values[0].value).toBe(1);
     } finally {

@@ -1,14 +1,14 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
-export interface SendEmailInput {
+export interface SendMessageInput {
   workspaceId: string;
   messageId: string;
   /** The `sends` task queue of this deployment (its name carries the configured prefix). */
   sendsTaskQueue: string;
 }
 
-export type SendEmailOutcome = 'sent' | 'failed' | 'skipped' | 'suppressed';
+export type SendMessageOutcome = 'sent' | 'failed' | 'skipped' | 'suppressed';
 
 /**
  * Activities that touch only our own database. They are retried without limit: the database comes back,
@@ -32,7 +32,7 @@ function reasonOf(error: ActivityFailure): string {
  * a permanent refusal, retries running out after about a day) ends the message `failed`, with a `failed`
  * event and its quota given back.
  */
-export async function sendEmailWorkflow(input: SendEmailInput): Promise<SendEmailOutcome> {
+export async function sendMessageWorkflow(input: SendMessageInput): Promise<SendMessageOutcome> {
   const { workspaceId, messageId } = input;
   const delivery = proxyActivities<Activities>({
     taskQueue: input.sendsTaskQueue,
@@ -48,8 +48,8 @@ export async function sendEmailWorkflow(input: SendEmailInput): Promise<SendEmai
     },
   });
   try {
-    if ((await internal.renderEmail(workspaceId, messageId)) === 'skip') return 'skipped';
-    const delivered = await delivery.deliverEmail(workspaceId, messageId);
+    if ((await internal.renderMessage(workspaceId, messageId)) === 'skip') return 'skipped';
+    const delivered = await delivery.deliverMessage(workspaceId, messageId);
     if (delivered === 'suppressed') return 'suppressed';
     return delivered === 'sent' ? 'sent' : 'skipped';
   } catch (error) {

@@ -1,26 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
-import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
-import { emailContentOf } from '../core/message-content';
-import { claimDelivery, dropRecipients, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
+import { claimDelivery, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
 import { findMessage, loadRendered, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
-import { findSuppressed } from '../db/repositories/suppressions';
-import type { MissingAttachment } from '../services/attachment-sources';
-import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError } from './channels/email-channel';
-import { buildMime } from './channels/mime';
+import { PermanentSendError, type SendReceipt } from './channels/email-channel';
 import { isTransientDatabaseError, untilItHolds } from './database-errors';
 import type { SendObserver } from './send-observer';
 
-export interface EmailActivityDeps {
-  db: Sequelize;
-  channel: EmailChannel;
-  /** Renders the message's content or template with its variables (templates issue). */
+/** A message made ready for its provider: one call sends it; `data` goes on the `sent` event. */
+export interface Prepared {
+  send: () => Promise<SendReceipt>;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * One channel on the delivery path (email today; WhatsApp and Telegram with their issue), picked from the
+ * message's channel: how its content renders, and how a rendered message becomes one provider call, or
+ * nothing (null) when the channel ended the message itself (every recipient suppressed meanwhile).
+ */
+export interface ChannelDelivery {
+  readonly provider: string;
   render: (message: Message) => Promise<RenderedEmail>;
-  /** Loads the message's attachments; a deleted one is left out and named, not an error (the spec's state table). */
-  loadAttachments: (message: Message) => Promise<{ attachments: OutboundAttachment[]; missing: MissingAttachment[] }>;
-  /** DKIM-signs the raw message with the sending domain's key (domains issue). */
-  sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
+  prepare: (message: Message, rendered: RenderedEmail) => Promise<Prepared | null>;
+}
+
+export interface DeliveryDeps {
+  db: Sequelize;
+  channels: Readonly<Record<string, ChannelDelivery>>;
   observer: SendObserver;
   /** Waits for the message's turn under its provider's rate (shared by every worker). */
   pace: (message: Message) => Promise<void>;
@@ -38,7 +44,7 @@ export interface DeliveryTiming {
   recordDeadlineMs: number;
 }
 
-const DEFAULT_TIMING: DeliveryTiming = { claimLeaseMs: 30_000, keepAliveMs: 2_000, recordDeadlineMs: 60_000 };
+const DEFAULT_TIMING: DeliveryTiming = { claimLeaseMs: 15_000, keepAliveMs: 2_000, recordDeadlineMs: 60_000 };
 
 /** What one delivery attempt came to; the workflow's outcome follows from it. */
 export type DeliveryOutcome = 'sent' | 'suppressed' | 'not-waiting';
@@ -54,13 +60,6 @@ export interface BatchDelivery {
 const BATCH_LANES = 8;
 
 const WAITING = ['queued', 'sending'];
-
-function mailboxes(addresses: readonly string[]): Mailbox[] {
-  return addresses.flatMap((address) => {
-    const parsed = parseMailboxes(address);
-    return parsed.ok ? parsed.mailboxes : [];
-  });
-}
 
 /**
  * Heartbeats from the first line of an attempt until its end, and renews the delivery claims the attempt
@@ -97,51 +96,14 @@ function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: str
 
 type KeepAlive = ReturnType<typeof keepAlive>;
 
-export function createEmailActivities(deps: EmailActivityDeps) {
+export function createDeliveryActivities(deps: DeliveryDeps) {
   const { db, observer } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
 
-  /**
-   * Leaves out recipients suppressed since acceptance (a backlog may wait hours; an address that bounced,
-   * complained or unsubscribed meanwhile is not mailed). Returns the message as it is to be sent, or null
-   * when no `to` remains and the message ended failed.
-   */
-  async function withoutSuppressed(message: Message): Promise<Message | null> {
-    const all = [...message.to, ...message.cc, ...message.bcc];
-    const suppressed = await findSuppressed(db, message.workspaceId, 'email', mailboxes(all).map((mailbox) => mailbox.address));
-    if (suppressed.size === 0) return message;
-    const reasonOf = (mailbox: Mailbox) => suppressed.get(mailbox.address);
-    const keep = (list: string[]) => mailboxes(list).filter((mailbox) => !reasonOf(mailbox)).map(formatMailbox);
-    const dropped = mailboxes(all).flatMap((mailbox) => {
-      const reason = reasonOf(mailbox);
-      return reason ? [{ address: mailbox.address, reason }] : [];
-    });
-    const remaining = { to: keep(message.to), cc: keep(message.cc), bcc: keep(message.bcc) };
-    observer.suppressedAtDelivery(message.workspaceId, message.id, dropped.length, remaining.to.length === 0);
-    if (remaining.to.length === 0) {
-      await failMessage(db, message.workspaceId, message.id, 'suppressed: every to recipient was suppressed after acceptance', { droppedRecipients: dropped });
-      return null;
-    }
-    await dropRecipients(db, message.workspaceId, message.id, remaining, dropped);
-    return { ...message, ...remaining };
-  }
-
-  async function outboundEmail(message: Message, rendered: RenderedEmail, attachments: OutboundAttachment[]): Promise<OutboundEmail> {
-    const [from] = mailboxes([message.fromAddress ?? '']);
-    if (!from) throw new PermanentSendError('the message has no valid sender');
-    return {
-      messageId: message.id,
-      from,
-      to: mailboxes(message.to),
-      cc: mailboxes(message.cc),
-      bcc: mailboxes(message.bcc),
-      replyTo: mailboxes(emailContentOf(message.content).replyTo),
-      subject: rendered.subject,
-      html: rendered.html,
-      text: rendered.text,
-      headers: rendered.headers,
-      attachments,
-    };
+  function channelOf(message: Message): ChannelDelivery {
+    const channel = deps.channels[message.channel];
+    if (!channel) throw new PermanentSendError(`no delivery for the ${message.channel} channel`);
+    return channel;
   }
 
   /**
@@ -155,7 +117,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
     if (await loadRendered(db, workspaceId, messageId)) return 'ready';
     let rendered: RenderedEmail;
     try {
-      rendered = await deps.render(message);
+      rendered = await channelOf(message).render(message);
     } catch (error) {
       if (isTransientDatabaseError(error) || error instanceof PermanentSendError) throw error;
       throw new PermanentSendError(`render: ${error instanceof Error ? error.message : String(error)}`);
@@ -178,34 +140,35 @@ export function createEmailActivities(deps: EmailActivityDeps) {
     if (!found || !WAITING.includes(found.status)) return 'not-waiting';
     const rendered = await loadRendered(db, workspaceId, messageId);
     if (!rendered) throw new PermanentSendError('the message was never rendered');
-    const message = await withoutSuppressed(found);
-    if (!message) return 'suppressed';
-    const { attachments, missing } = await deps.loadAttachments(message);
-    const email = await outboundEmail(message, rendered, attachments);
-    const raw = await deps.sign(workspaceId, email.from.address, await buildMime(email));
+    const prepared = await channelOf(found).prepare(found, rendered);
+    if (!prepared) return 'suppressed';
 
     const claim = randomUUID();
     const claimed = await claimDelivery(db, workspaceId, messageId, claim, timing.claimLeaseMs);
     if (claimed.state === 'done') return 'not-waiting';
     if (claimed.state === 'busy') {
-      throw ApplicationFailure.retryable('another delivery attempt of this message is in flight', 'DeliveryInFlight');
+      // Back when the holder's lease would end: then it has either recorded the send or died.
+      throw ApplicationFailure.create({
+        message: 'another delivery attempt of this message is in flight',
+        type: 'DeliveryInFlight',
+        nextRetryDelay: claimed.leaseLeftMs + 1_000,
+      });
     }
     alive.hold(messageId, claim);
     try {
       if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, messageId, claimed.previousClaim);
-      let receipt: Awaited<ReturnType<EmailChannel['send']>>;
+      let receipt: SendReceipt;
       try {
         // The turn under the provider's rate, taken last so the provider sees the pacer's spacing, not the
         // database's jitter (a claim held while waiting is renewed like any other).
-        await deps.pace(message);
-        receipt = await deps.channel.send(email, raw);
+        await deps.pace(found);
+        receipt = await prepared.send();
       } catch (error) {
         // No turn, or the provider refused: nothing went out, so the next attempt need not wait.
         await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
         throw error;
       }
-      // Files deleted since acceptance went out without (the spec); the sent event says which.
-      const sent = { ...receipt, data: missing.length ? { missingAttachments: missing } : undefined };
+      const sent = { ...receipt, data: prepared.data };
       await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
       // Not worth failing a sent message for: the reconciler's sweep records them too.
       await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
@@ -225,9 +188,9 @@ export function createEmailActivities(deps: EmailActivityDeps) {
   }
 
   return {
-    renderEmail: renderOne,
+    renderMessage: renderOne,
 
-    async deliverEmail(workspaceId: string, messageId: string): Promise<DeliveryOutcome> {
+    async deliverMessage(workspaceId: string, messageId: string): Promise<DeliveryOutcome> {
       const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
       try {
         return await deliverOne(workspaceId, messageId, alive);
@@ -240,7 +203,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
      * Renders a batch of bulk messages. A message whose render fails for good ends failed on its own; the
      * others go on. Returns the ids ready to deliver.
      */
-    async renderEmails(workspaceId: string, messageIds: string[]): Promise<string[]> {
+    async renderMessages(workspaceId: string, messageIds: string[]): Promise<string[]> {
       const ready: string[] = [];
       await inLanes(messageIds, BATCH_LANES, async (messageId) => {
         try {
@@ -258,7 +221,7 @@ export function createEmailActivities(deps: EmailActivityDeps) {
      * permanent refusal fails that message alone; a transient one (throttling, a provider outage, a claim
      * still held) is handed back for the workflow to retry later, with the messages not reached yet.
      */
-    async deliverEmails(workspaceId: string, messageIds: string[]): Promise<BatchDelivery> {
+    async deliverMessages(workspaceId: string, messageIds: string[]): Promise<BatchDelivery> {
       const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
       const result: BatchDelivery = { sent: 0, failed: 0, retry: [] };
       try {

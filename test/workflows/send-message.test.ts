@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import type { DeliveryOutcome } from '../../activities/email';
-import { sendEmailWorkflow } from '../../workflows/send-email';
+import type { DeliveryOutcome } from '../../activities/delivery';
+import { sendMessageWorkflow } from '../../workflows/send-message';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 
 interface Calls {
@@ -20,19 +20,19 @@ type Script = {
 /** Fake activities, typed against the real ones: rendering and delivery follow the script given. */
 function activities(calls: Calls, script: Script) {
   return {
-    renderEmail: async () => {
+    renderMessage: async () => {
       calls.rendered += 1;
       script.render?.(calls.rendered);
       return 'ready' as const;
     },
-    deliverEmail: async () => {
+    deliverMessage: async () => {
       calls.deliveries += 1;
       return script.deliver(calls.deliveries) ?? 'sent';
     },
     markMessageFailed: async (_workspaceId: string, _messageId: string, reason: string) => {
       calls.failed.push(reason);
     },
-  } satisfies Pick<Activities, 'renderEmail' | 'deliverEmail' | 'markMessageFailed'>;
+  } satisfies Pick<Activities, 'renderMessage' | 'deliverMessage' | 'markMessageFailed'>;
 }
 
 describe('send email workflow', () => {
@@ -56,7 +56,7 @@ describe('send email workflow', () => {
     const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: fakes });
     const outcome = await sends.runUntil(
       worker.runUntil(
-        env.workflowClient.execute(sendEmailWorkflow, {
+        env.workflowClient.execute(sendMessageWorkflow, {
           taskQueue,
           workflowId: `send:${randomUUID()}`,
           args: [{ workspaceId: randomUUID(), messageId: randomUUID(), sendsTaskQueue }],

@@ -1,0 +1,95 @@
+import type { Sequelize } from 'sequelize';
+import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
+import { emailContentOf } from '../core/message-content';
+import { dropRecipients, failMessage } from '../db/repositories/message-delivery';
+import type { Message, RenderedEmail } from '../db/repositories/messages';
+import { findSuppressed } from '../db/repositories/suppressions';
+import type { MissingAttachment } from '../services/attachment-sources';
+import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError } from './channels/email-channel';
+import { buildMime } from './channels/mime';
+import type { ChannelDelivery, Prepared } from './delivery';
+import type { SendObserver } from './send-observer';
+
+export interface EmailDeliveryDeps {
+  db: Sequelize;
+  channel: EmailChannel;
+  /** Renders the message's content or template with its variables (templates issue). */
+  render: (message: Message) => Promise<RenderedEmail>;
+  /** Loads the message's attachments; a deleted one is left out and named, not an error (the spec's state table). */
+  loadAttachments: (message: Message) => Promise<{ attachments: OutboundAttachment[]; missing: MissingAttachment[] }>;
+  /** DKIM-signs the raw message with the sending domain's key (domains issue). */
+  sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
+  observer: SendObserver;
+}
+
+function mailboxes(addresses: readonly string[]): Mailbox[] {
+  return addresses.flatMap((address) => {
+    const parsed = parseMailboxes(address);
+    return parsed.ok ? parsed.mailboxes : [];
+  });
+}
+
+/**
+ * Email on the delivery path (activities/delivery.ts): what is rendered, who is left out, and the signed
+ * MIME handed to the provider adapter (SMTP or SES, chosen at wiring).
+ */
+export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
+  const { db, observer } = deps;
+  /**
+   * Leaves out recipients suppressed since acceptance (a backlog may wait hours; an address that bounced,
+   * complained or unsubscribed meanwhile is not mailed). Returns the message as it is to be sent, or null
+   * when no `to` remains and the message ended failed.
+   */
+  async function withoutSuppressed(message: Message): Promise<Message | null> {
+    const all = [...message.to, ...message.cc, ...message.bcc];
+    const suppressed = await findSuppressed(db, message.workspaceId, 'email', mailboxes(all).map((mailbox) => mailbox.address));
+    if (suppressed.size === 0) return message;
+    const reasonOf = (mailbox: Mailbox) => suppressed.get(mailbox.address);
+    const keep = (list: string[]) => mailboxes(list).filter((mailbox) => !reasonOf(mailbox)).map(formatMailbox);
+    const dropped = mailboxes(all).flatMap((mailbox) => {
+      const reason = reasonOf(mailbox);
+      return reason ? [{ address: mailbox.address, reason }] : [];
+    });
+    const remaining = { to: keep(message.to), cc: keep(message.cc), bcc: keep(message.bcc) };
+    observer.suppressedAtDelivery(message.workspaceId, message.id, dropped.length, remaining.to.length === 0);
+    if (remaining.to.length === 0) {
+      await failMessage(db, message.workspaceId, message.id, 'suppressed: every to recipient was suppressed after acceptance', { droppedRecipients: dropped });
+      return null;
+    }
+    await dropRecipients(db, message.workspaceId, message.id, remaining, dropped);
+    return { ...message, ...remaining };
+  }
+
+  async function outboundEmail(message: Message, rendered: RenderedEmail, attachments: OutboundAttachment[]): Promise<OutboundEmail> {
+    const [from] = mailboxes([message.fromAddress ?? '']);
+    if (!from) throw new PermanentSendError('the message has no valid sender');
+    return {
+      messageId: message.id,
+      from,
+      to: mailboxes(message.to),
+      cc: mailboxes(message.cc),
+      bcc: mailboxes(message.bcc),
+      replyTo: mailboxes(emailContentOf(message.content).replyTo),
+      subject: rendered.subject,
+      html: rendered.html,
+      text: rendered.text,
+      headers: rendered.headers,
+      attachments,
+    };
+  }
+
+  return {
+    provider: deps.channel.provider,
+    render: deps.render,
+
+    async prepare(found: Message, rendered: RenderedEmail): Promise<Prepared | null> {
+      const message = await withoutSuppressed(found);
+      if (!message) return null;
+      const { attachments, missing } = await deps.loadAttachments(message);
+      const email = await outboundEmail(message, rendered, attachments);
+      const raw = await deps.sign(message.workspaceId, email.from.address, await buildMime(email));
+      // Files deleted since acceptance went out without (the spec); the sent event says which.
+      return { send: () => deps.channel.send(email, raw), data: missing.length ? { missingAttachments: missing } : undefined };
+    },
+  };
+}

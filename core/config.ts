@@ -42,8 +42,8 @@ export const configSchema = z.object({
    * least SEND_IN_FLIGHT_MIN, at most SEND_IN_FLIGHT_MAX: one workflow each), and SEND_RATE_PER_SECOND × BULK_LEAD_TIME_MS of bulk ones (at least one batch
    * of BULK_BATCH_SIZE). The rest waits in the outbox, picked fairly between workspaces.
    */
-  SEND_LEAD_TIME_MS: z.coerce.number().int().positive().default(4_000),
-  SEND_IN_FLIGHT_MIN: z.coerce.number().int().positive().default(20),
+  SEND_LEAD_TIME_MS: z.coerce.number().int().positive().default(1_500),
+  SEND_IN_FLIGHT_MIN: z.coerce.number().int().positive().default(10),
   SEND_IN_FLIGHT_MAX: z.coerce.number().int().positive().default(400),
   BULK_LEAD_TIME_MS: z.coerce.number().int().positive().default(30_000),
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(500),

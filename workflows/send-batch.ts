@@ -28,8 +28,8 @@ function backoffMs(round: number): number {
 
 /**
  * A batch of bulk messages, from accepted to handed over to the provider, with Temporal's cost amortized:
- * one render call and one delivery call for the whole batch (a few history events per hundreds of
- * messages), while each message is still rendered, claimed, sent and recorded on its own. Messages the
+ * one delivery call for the whole batch (a few history events per hundreds of messages), while each
+ * message is still rendered, claimed, sent and recorded on its own. Messages the
  * provider did not take (throttling, an outage) are retried in later rounds with backoff; whatever is left
  * after about a day ends failed, like a single send.
  */
@@ -42,8 +42,8 @@ export async function sendBatchWorkflow(input: SendBatchInput): Promise<SendBatc
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 },
   });
-  let pending = await internal.renderMessages(workspaceId, input.messageIds);
-  const outcome: SendBatchOutcome = { sent: 0, failed: input.messageIds.length - pending.length };
+  let pending = input.messageIds;
+  const outcome: SendBatchOutcome = { sent: 0, failed: 0 };
   for (let round = 1; pending.length > 0; round += 1) {
     const result = await delivery.deliverMessages(workspaceId, pending);
     outcome.sent += result.sent;

@@ -26,8 +26,9 @@ function reasonOf(error: ActivityFailure): string {
 }
 
 /**
- * One message, from accepted to handed over to the provider. Rendering runs on the default queue and
- * stores its result on the message; delivery runs on the rate-limited `sends` queue. Provider throttling
+ * One message, from accepted to handed over to the provider: one activity on the `sends` queue renders it
+ * (once: the result is stored on the message), takes its turn under the provider's rate and sends it,
+ * which keeps Temporal's work per message to a few tasks. Provider throttling
  * and transient faults are retried with backoff by Temporal. Whatever fails after acceptance (the render,
  * a permanent refusal, retries running out after about a day) ends the message `failed`, with a `failed`
  * event and its quota given back.
@@ -48,7 +49,6 @@ export async function sendMessageWorkflow(input: SendMessageInput): Promise<Send
     },
   });
   try {
-    if ((await internal.renderMessage(workspaceId, messageId)) === 'skip') return 'skipped';
     const delivered = await delivery.deliverMessage(workspaceId, messageId);
     if (delivered === 'suppressed') return 'suppressed';
     return delivered === 'sent' ? 'sent' : 'skipped';

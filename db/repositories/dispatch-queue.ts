@@ -104,6 +104,17 @@ type ClaimedRow = {
 };
 
 /**
+ * Where a workspace's turns start in this round: an exponential draw with its weight as rate. Its later
+ * turns follow every 1/weight (stride scheduling), so within a round workspaces interleave by weight; the
+ * random start makes the first turn go to each workspace with a probability proportional to its weight
+ * (an exponential race), so when only one slot frees at a time, as under a steady backlog, a light
+ * workspace still gets its share instead of always losing to the heaviest one. No state between rounds.
+ */
+function strideStart(weight: number): number {
+  return -Math.log(1 - Math.random()) / weight;
+}
+
+/**
  * Leases each workspace's next `share` messages (its most urgent and oldest), at most `limit` in all, the
  * most urgent kind first across workspaces and, within a kind, interleaved by weight.
  */
@@ -118,7 +129,7 @@ async function leaseShares(
   return db.query<ClaimedRow>(
     `UPDATE messages m SET dispatch_lease_until = now() + make_interval(secs => $6::double precision / 1000)
      FROM (
-       SELECT picked.id FROM unnest($2::uuid[], $3::int[], $4::float8[]) AS w (workspace_id, share, weight)
+       SELECT picked.id FROM unnest($2::uuid[], $3::int[], $4::float8[], $8::float8[]) AS w (workspace_id, share, weight, phase)
        CROSS JOIN LATERAL (
          SELECT id, priority, row_number() OVER (ORDER BY priority, created_at) AS rank FROM (
            SELECT id, priority, created_at FROM messages
@@ -127,7 +138,7 @@ async function leaseShares(
            ORDER BY priority, created_at LIMIT w.share
          ) next
        ) picked
-       ORDER BY picked.priority, picked.rank / w.weight
+       ORDER BY picked.priority, w.phase + (picked.rank - 1) / w.weight
        LIMIT $5
      ) chosen
      WHERE m.id = chosen.id
@@ -135,7 +146,7 @@ async function leaseShares(
     {
       bind: [
         options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), limit, options.leaseMs,
-        PRIORITIES[options.dispatchClass],
+        PRIORITIES[options.dispatchClass], workspaces.map((w) => strideStart(w.weight)),
       ],
       type: QueryTypes.SELECT,
       transaction,

@@ -69,6 +69,30 @@ describe('fair dispatch between workspaces', () => {
     }
   });
 
+  it('when one slot frees at a time, a light workspace still gets turns beside a heavy one (not always the heaviest)', async () => {
+    await stack.stopDispatcher();
+    const [heavy, light] = [await sender('pro'), await sender('free')];
+    try {
+      await queueMessages(stack.api.db, heavy.workspaceId, { kind: 'transactional', count: 100, from: heavy.from });
+      const [mine] = await queueMessages(stack.api.db, light.workspaceId, { kind: 'transactional', count: 1, from: light.from });
+      let rounds = 0;
+      for (let picked = ''; picked !== mine && rounds < 60; rounds += 1) {
+        const bound = (await countInFlight(stack.api.db, 'email')).transactional + 1;
+        const [claimed] = await claimFairly(stack.api.db, { channel: 'email', dispatchClass: 'transactional', bound, leaseMs: 60_000 });
+        picked = claimed.messageId;
+        // As if that one were sent at once: the next round again has exactly one slot.
+        if (picked !== mine) await stack.api.db.query(`UPDATE messages SET status = 'sent', dispatch_lease_until = NULL WHERE id = $1`, { bind: [picked] });
+      }
+      // The light workspace's chance is 1 in 5 per slot (weights 1 and 4): 60 misses in a row are one in a million.
+      expect(rounds).toBeLessThan(60);
+    } finally {
+      await stack.api.db.query(`UPDATE messages SET status = 'canceled', dispatch_lease_until = NULL WHERE workspace_id = ANY($1::uuid[]) AND status = 'queued'`, {
+        bind: [[heavy.workspaceId, light.workspaceId]],
+      });
+      stack.startDispatcher();
+    }
+  });
+
   it("a workspace's one email is sent long before another workspace's backlog is done", async () => {
     const [flooding, quiet] = [await sender(), await sender()];
     const backlog = await queueMessages(stack.api.db, flooding.workspaceId, { kind: 'transactional', count: 200, from: flooding.from });

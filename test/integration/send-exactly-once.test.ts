@@ -106,7 +106,6 @@ describe('one provider call per message', () => {
       const id = await send('twice@example.org');
       const metrics = new Registry();
       const activities = createActivities({ db: stack.api.db, config: stack.api.config, logger: pino({ level: 'silent' }), metrics });
-      await new MockActivityEnvironment().run(activities.renderMessage, workspaceId, id);
       const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment().run(activities.deliverMessage, workspaceId, id)));
       const fulfilled = attempts.filter((attempt) => attempt.status === 'fulfilled');
       const refused = attempts.flatMap((attempt) => (attempt.status === 'rejected' ? [attempt.reason as { type?: string }] : []));
@@ -115,7 +114,6 @@ describe('one provider call per message', () => {
       expect(receivedBy('twice@example.org')).toHaveLength(1);
 
       const lost = await send('lost-claim@example.org');
-      await new MockActivityEnvironment().run(activities.renderMessage, workspaceId, lost);
       // An attempt claimed and died before any answer: its lease has run out, no provider id was recorded.
       await stack.api.db.query(
         `UPDATE messages SET status = 'sending', delivery_claim = gen_random_uuid(), delivery_claimed_until = now() - interval '1 second' WHERE id = $1`,

@@ -7,46 +7,35 @@ import { sendMessageWorkflow } from '../../workflows/send-message';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 
 interface Calls {
-  rendered: number;
   deliveries: number;
   failed: string[];
 }
 
-type Script = {
-  render?: (attempt: number) => void;
-  deliver: (attempt: number) => DeliveryOutcome | void;
-};
-
-/** Fake activities, typed against the real ones: rendering and delivery follow the script given. */
-function activities(calls: Calls, script: Script) {
+/** Fake activities, typed against the real ones: delivery (which renders too) follows the script given. */
+function activities(calls: Calls, deliver: (attempt: number) => DeliveryOutcome | void) {
   return {
-    renderMessage: async () => {
-      calls.rendered += 1;
-      script.render?.(calls.rendered);
-      return 'ready' as const;
-    },
     deliverMessage: async () => {
       calls.deliveries += 1;
-      return script.deliver(calls.deliveries) ?? 'sent';
+      return deliver(calls.deliveries) ?? 'sent';
     },
     markMessageFailed: async (_workspaceId: string, _messageId: string, reason: string) => {
       calls.failed.push(reason);
     },
-  } satisfies Pick<Activities, 'renderMessage' | 'deliverMessage' | 'markMessageFailed'>;
+  } satisfies Pick<Activities, 'deliverMessage' | 'markMessageFailed'>;
 }
 
-describe('send email workflow', () => {
+describe('send message workflow', () => {
   let env: TimeSkippingEnv;
   beforeAll(async () => {
     env = await startTimeSkipping();
   });
   afterAll(() => env.close());
 
-  async function run(deliver: Script['deliver'], render?: Script['render']): Promise<{ outcome: string; calls: Calls }> {
-    const calls: Calls = { rendered: 0, deliveries: 0, failed: [] };
+  async function run(deliver: (attempt: number) => DeliveryOutcome | void): Promise<{ outcome: string; calls: Calls }> {
+    const calls: Calls = { deliveries: 0, failed: [] };
     const taskQueue = `${env.taskQueue}-${randomUUID()}`;
     const sendsTaskQueue = `${taskQueue}-sends`;
-    const fakes = activities(calls, { deliver, render });
+    const fakes = activities(calls, deliver);
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
@@ -71,7 +60,7 @@ describe('send email workflow', () => {
       if (attempt < 4) throw Object.assign(new Error('Maximum sending rate exceeded'), { name: 'TooManyRequestsException' });
     });
     expect(outcome).toBe('sent');
-    expect(calls).toEqual({ rendered: 1, deliveries: 4, failed: [] });
+    expect(calls).toEqual({ deliveries: 4, failed: [] });
   });
 
   it('a permanent refusal is not retried and marks the message failed with the reason', async () => {
@@ -93,25 +82,19 @@ describe('send email workflow', () => {
   });
 
   it('a render that fails for good (template, variables, budget) ends the message failed with the reason', async () => {
-    const { outcome, calls } = await run(
-      () => 'sent',
-      () => {
-        throw ApplicationFailure.create({ type: 'PermanentSendError', message: 'render: subject is empty' });
-      },
-    );
+    const { outcome, calls } = await run(() => {
+      throw ApplicationFailure.create({ type: 'PermanentSendError', message: 'render: subject is empty' });
+    });
     expect(outcome).toBe('failed');
-    expect(calls).toEqual({ rendered: 1, deliveries: 0, failed: ['render: subject is empty'] });
+    expect(calls).toEqual({ deliveries: 1, failed: ['render: subject is empty'] });
   });
 
-  it('a render that waits on an unreachable database is retried until it is back, however long', async () => {
-    const { outcome, calls } = await run(
-      () => 'sent',
-      (attempt) => {
-        if (attempt <= 15) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { name: 'SequelizeConnectionRefusedError' });
-      },
-    );
+  it('an attempt that finds the database unreachable is retried until it is back', async () => {
+    const { outcome, calls } = await run((attempt) => {
+      if (attempt <= 15) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { name: 'SequelizeConnectionRefusedError' });
+    });
     expect(outcome).toBe('sent');
-    expect(calls).toEqual({ rendered: 16, deliveries: 1, failed: [] });
+    expect(calls).toEqual({ deliveries: 16, failed: [] });
   });
 
   it('a message whose every to recipient was suppressed while it waited ends suppressed, not sent', async () => {

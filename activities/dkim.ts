@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import DKIM from 'nodemailer/lib/dkim';
 import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
@@ -43,8 +44,16 @@ export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId:
  * the send path refuses such senders before it gets here.
  */
 export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
+  // A campaign signs thousands of messages with one key: read and unseal it once a minute, not per message
+  // (a rotated key takes effect within that minute).
+  const keys = new LRUCache<string, { key: DkimKey | null }>({ max: 10_000, ttl: 60_000 });
   return async (workspaceId: string, fromAddress: string, raw: Buffer): Promise<Buffer> => {
-    const key = await loadDkimKey(db, masterKey, workspaceId, fromAddress);
-    return key ? signWithDkim(raw, key) : raw;
+    const cacheKey = `${workspaceId}/${fromAddress.toLowerCase()}`;
+    let cached = keys.get(cacheKey);
+    if (!cached) {
+      cached = { key: await loadDkimKey(db, masterKey, workspaceId, fromAddress) };
+      keys.set(cacheKey, cached);
+    }
+    return cached.key ? signWithDkim(raw, cached.key) : raw;
   };
 }

@@ -157,7 +157,7 @@ async function deliveryRate(stack: EmailStack, workspaceId: string, count: numbe
 async function throughput(rate: number): Promise<void> {
   const stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: String(rate), RATE_LIMIT_PER_SECOND: '1000' } });
   try {
-    for (const kind of ['transactional', 'campaign'] as const) {
+    for (const kind of (process.env.BENCH_KINDS ?? 'transactional,campaign').split(',') as Array<'transactional' | 'campaign'>) {
       const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
       const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
       // One workflow each: Temporal, not the provider, is the limit for transactional sends on this server.

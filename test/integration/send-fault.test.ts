@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createWorkspace, queueMessages } from '../helpers/factories';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -24,6 +24,8 @@ function startWorkerProcess(): ChildProcess {
       DATABASE_URL: stack.api.config.DATABASE_URL,
       // Several of these run in a row, and beside other test files.
       WORKER_METRICS_PORT: '0',
+      // Slow enough that a batch is still going when the worker is killed.
+      SEND_RATE_PER_SECOND: '10',
     },
     stdio: 'ignore',
     // Its own process group: tsx runs the worker in a child process, and a kill must reach that one.
@@ -78,5 +80,33 @@ describe('a worker killed in the middle of a send', () => {
     expect(stack.sink.received.filter((mail) => mail.recipients.includes('crash@example.org'))).toHaveLength(1);
     const status = await stack.api.call('GET', `/api/v1/emails/${id}`, { key: apiKey });
     expect((status.body as { events: Array<{ type: string }> }).events.map((event) => event.type)).toEqual(['sent']);
+  });
+});
+
+describe('a worker killed in the middle of a batch', () => {
+  it('the next worker finishes the batch, and no message reaches the provider twice', async () => {
+    const { workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
+    const from = `a@${await stack.verifiedDomain(workspaceId)}`;
+    const ids = await queueMessages(stack.api.db, workspaceId, { kind: 'campaign', count: 40, from, toPrefix: 'killed-batch' });
+    const ours = () => stack.sink.received.filter((mail) => mail.recipients[0]?.startsWith('killed-batch-'));
+    const first = startWorkerProcess();
+    for (const deadline = Date.now() + 60_000; ours().length < 10 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+    // The provider has the next message's bytes but has not answered: the worker dies right there.
+    const held = stack.sink.holdNext();
+    await held.arrived;
+    await kill(first, 'SIGKILL');
+    const before = ours().length;
+    expect(before).toBeGreaterThanOrEqual(10);
+    expect(before).toBeLessThan(ids.length);
+
+    const second = startWorkerProcess();
+    try {
+      for (const id of ids) await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 120_000);
+    } finally {
+      await kill(second, 'SIGTERM');
+    }
+    const recipients = ours().map((mail) => mail.recipients[0]);
+    expect(recipients).toHaveLength(ids.length);
+    expect(new Set(recipients).size).toBe(ids.length);
   });
 });

@@ -13,7 +13,7 @@ export interface SendBatchOutcome {
   failed: number;
 }
 
-/** Our own database only: retried until it is back (see send-email.ts). */
+/** Our own database only: retried until it is back (see send-message.ts). */
 const internal = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },

@@ -1,7 +1,7 @@
 import { SESv2Client, type SESv2ClientConfig } from '@aws-sdk/client-sesv2';
 
 /**
- * Bounds on every SES call. A delivery attempt may run 2 minutes (workflows/send-email.ts); a hung SES call
+ * Bounds on every SES call. A delivery attempt may run 2 minutes (workflows/send-message.ts); a hung SES call
  * must fail well inside that, so the attempt is retried by Temporal instead of timing out as a whole:
  * at most 2 tries × (5 s to connect + 25 s for the request and answer) ≈ 1 minute. 25 s leaves room to
  * upload a raw message of several megabytes on a slow link.

@@ -6,6 +6,17 @@
 
 export type MessageKind = 'transactional' | 'campaign' | 'automation';
 
+/** A message the dispatcher took from the outbox, with what its workflow start needs. */
+export interface DispatchedMessage {
+  messageId: string;
+  workspaceId: string;
+  kind: MessageKind;
+  channel: string;
+  contactId: string | null;
+  campaignId: string | null;
+  enrollmentId: string | null;
+}
+
 /**
  * Dispatch classes. Transactional messages (password resets, receipts) get one workflow each, which
  * operators inspect and retry in the Temporal UI; bulk messages (campaigns, journeys) travel in batches,

@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
-import { type DispatchClass, inFlightBounds, type InFlightSettings } from '../core/dispatch';
-import { claimFairly, type DispatchedMessage, markDispatched } from '../db/repositories/dispatch-queue';
+import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings } from '../core/dispatch';
+import { claimFairly, markDispatched } from '../db/repositories/dispatch-queue';
 import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
 
 export interface DispatcherOptions {

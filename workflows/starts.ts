@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
-import { type MessageKind, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
+import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
 import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, sendBatchWorkflowId, sendWorkflowId, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
 import { taskQueueName } from '../core/task-queues';
 import { searchAttributes } from './search-attributes';
@@ -16,16 +16,6 @@ import { usageRollupWorkflow } from './usage-rollup';
  * workflow code: workflows/index.ts does not reach it). Each start carries its task queue, its Temporal
  * priority and fairness key (the workspace), and the search attributes operators find it by.
  */
-
-export interface MessageRef {
-  messageId: string;
-  workspaceId: string;
-  kind: MessageKind;
-  channel: string;
-  contactId: string | null;
-  campaignId: string | null;
-  enrollmentId: string | null;
-}
 
 /** Where control-plane work runs: its own queue, first in priority, fair between workspaces. */
 export function controlPlaneStart(taskQueuePrefix: string, workspaceId?: string): Pick<WorkflowStartOptions, 'taskQueue' | 'priority' | 'typedSearchAttributes'> {
@@ -49,7 +39,7 @@ async function startOnce(start: () => Promise<unknown>): Promise<void> {
  * The send workflow of one transactional message, `send:<messageId>`, which operators inspect and retry in
  * the Temporal UI. The id rejects a second start, so two dispatchers can never run one message twice.
  */
-export async function startSendWorkflow(client: Client, taskQueuePrefix: string, message: MessageRef): Promise<string> {
+export async function startSendWorkflow(client: Client, taskQueuePrefix: string, message: DispatchedMessage): Promise<string> {
   const workflowId = sendWorkflowId(message.messageId);
   await startOnce(() =>
     client.workflow.start(sendMessageWorkflow, {
@@ -76,7 +66,7 @@ export async function startSendWorkflow(client: Client, taskQueuePrefix: string,
  * One batch of bulk messages (a campaign's or a journey's) of one workspace: one workflow and one delivery
  * activity call for the whole batch, each message still claimed and recorded on its own.
  */
-export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: string, batch: MessageRef[]): Promise<string> {
+export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: string, batch: DispatchedMessage[]): Promise<string> {
   const [first] = batch;
   const workflowId = sendBatchWorkflowId(first.messageId);
   await startOnce(() =>

@@ -1,17 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { type DispatchClass, fairShares, type MessageKind } from '../../core/dispatch';
+import { type DispatchClass, type DispatchedMessage, fairShares, type MessageKind } from '../../core/dispatch';
 import { PLANS, isPlanName } from '../../core/plans';
-
-/** A message the dispatcher took from the outbox, with what its workflow start needs. */
-export interface DispatchedMessage {
-  messageId: string;
-  workspaceId: string;
-  kind: MessageKind;
-  channel: string;
-  contactId: string | null;
-  campaignId: string | null;
-  enrollmentId: string | null;
-}
 
 /** Rows of one channel handed to Temporal (or being handed) and not finished, per dispatch class. */
 export async function countInFlight(db: Sequelize, channel: string, transaction?: Transaction): Promise<Record<DispatchClass, number>> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
 import { claimDelivery, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
-import { findMessage, loadRendered, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
+import { findMessageToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
 import { PermanentSendError, type SendReceipt } from './channels/email-channel';
 import { isTransientDatabaseError, untilItHolds } from './database-errors';
 import type { SendObserver } from './send-observer';
@@ -20,6 +20,8 @@ export interface Prepared {
  */
 export interface ChannelDelivery {
   readonly provider: string;
+  /** Whether the provider sends notifications (SES over SNS): only then can some be parked for a message. */
+  readonly callsBack: boolean;
   render: (message: Message) => Promise<RenderedEmail>;
   prepare: (message: Message, rendered: RenderedEmail) => Promise<Prepared | null>;
 }
@@ -111,8 +113,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
    * unreachable database is worth another attempt: any other failure is the message's own (its template,
    * its variables, its render budget) and fails it for good.
    */
-  async function renderedOf(message: Message): Promise<RenderedEmail> {
-    const stored = await loadRendered(db, message.workspaceId, message.id);
+  async function renderedOf(message: Message, stored: RenderedEmail | null): Promise<RenderedEmail> {
     if (stored) return stored;
     let rendered: RenderedEmail;
     try {
@@ -134,11 +135,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
    * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
    */
   async function deliverOne(workspaceId: string, messageId: string, alive: KeepAlive): Promise<DeliveryOutcome> {
-    const found = await findMessage(db, workspaceId, messageId);
+    const row = await findMessageToSend(db, workspaceId, messageId);
+    const found = row?.message;
     // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
     if (found?.providerMessageId) return 'sent';
-    if (!found || !WAITING.includes(found.status)) return 'not-waiting';
-    const prepared = await channelOf(found).prepare(found, await renderedOf(found));
+    if (!row || !found || !WAITING.includes(found.status)) return 'not-waiting';
+    const channel = channelOf(found);
+    const prepared = await channel.prepare(found, await renderedOf(found, row.rendered));
     if (!prepared) return 'suppressed';
 
     const claim = randomUUID();
@@ -168,8 +171,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       }
       const sent = { ...receipt, data: prepared.data };
       await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
-      // Not worth failing a sent message for: the reconciler's sweep records them too.
-      await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
+      // Only a provider that calls back can have parked events; not worth failing a sent message for
+      // (the reconciler's sweep records them too).
+      if (channel.callsBack) await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
       return 'sent';
     } finally {
       alive.release(messageId);

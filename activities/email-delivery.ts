@@ -80,6 +80,7 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
 
   return {
     provider: deps.channel.provider,
+    callsBack: deps.channel.callsBack,
     render: deps.render,
 
     async prepare(found: Message, rendered: RenderedEmail): Promise<Prepared | null> {

@@ -33,6 +33,8 @@ export interface SendReceipt {
 /** One adapter per provider (novu's shape): send, and, where the provider calls back, parse events. */
 export interface EmailChannel {
   readonly provider: string;
+  /** Whether this provider calls back (then `parseEvents` has something to parse). */
+  readonly callsBack: boolean;
   send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt>;
   /**
    * The provider's notification (the message of an SNS envelope whose signature and topic were checked)

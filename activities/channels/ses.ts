@@ -27,6 +27,7 @@ export interface SesChannelDeps {
 export function createSesChannel(deps: SesChannelDeps): EmailChannel {
   return {
     provider: 'ses',
+    callsBack: true,
     // The same parser the callback route uses (core/ses-events.ts): the API may not import adapters.
     parseEvents: (notification) => {
       const event = parseSesNotification(notification);

@@ -23,6 +23,7 @@ export function createSmtpChannel(url: string): EmailChannel {
   });
   return {
     provider: 'smtp',
+    callsBack: false,
     // A relay accepts or refuses while we wait; what happens after (bounces) comes back as mail, not a callback.
     parseEvents: () => [],
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {

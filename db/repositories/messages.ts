@@ -142,6 +142,15 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
+/** A message with what it rendered, if it did: the send path's one read of the row. */
+export async function findMessageToSend(db: Sequelize, workspaceId: string, messageId: string): Promise<{ message: Message; rendered: RenderedEmail | null } | null> {
+  const rows = await db.query<MessageRow & { rendered: RenderedEmail | null }>('SELECT * FROM messages WHERE workspace_id = $1 AND id = $2', {
+    bind: [workspaceId, messageId],
+    type: QueryTypes.SELECT,
+  });
+  return rows[0] ? { message: toMessage(rows[0]), rendered: rows[0].rendered } : null;
+}
+
 export async function findMessage(db: Sequelize, workspaceId: string, messageId: string): Promise<Message | null> {
   const rows = await db.query<MessageRow>('SELECT * FROM messages WHERE workspace_id = $1 AND id = $2', {
     bind: [workspaceId, messageId],
@@ -164,14 +173,6 @@ export async function saveRendered(db: Sequelize, workspaceId: string, messageId
      WHERE workspace_id = $1 AND id = $2`,
     { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId, rendered.subject] },
   );
-}
-
-export async function loadRendered(db: Sequelize, workspaceId: string, messageId: string): Promise<RenderedEmail | null> {
-  const rows = await db.query<{ rendered: RenderedEmail | null }>(
-    'SELECT rendered FROM messages WHERE workspace_id = $1 AND id = $2',
-    { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
-  );
-  return rows[0]?.rendered ?? null;
 }
 
 /** Moves a message only forward from the statuses given, so a late or repeated step cannot undo a later one. */

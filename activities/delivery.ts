@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
+import { inLanes } from '../core/lanes';
 import { claimDelivery, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
 import { findMessageToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
 import { PermanentSendError, type SendReceipt } from './channels/email-channel';
@@ -128,18 +129,20 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
   /**
    * Renders one message (once) and hands it to the provider, at most once per claim. Rendering here rather
-   * than in an activity of its own saves Temporal a task and a workflow task per message. The claim is taken in the database right
-   * before the provider call: a second attempt beside a live first one finds it held and stands down
+   * than in an activity of its own saves Temporal a task and a workflow task per message. The claim is
+   * taken in the database right before the provider call: a second attempt beside a live first one finds
+   * it held and stands down
    * (retried later, it then finds the message sent). A message that already has a provider id is never
    * sent again, so a retried activity or a reset in the Temporal UI cannot send twice once the provider's
    * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
    */
   async function deliverOne(workspaceId: string, messageId: string, alive: KeepAlive): Promise<DeliveryOutcome> {
     const row = await findMessageToSend(db, workspaceId, messageId);
-    const found = row?.message;
+    if (!row) return 'not-waiting';
+    const found = row.message;
     // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
-    if (found?.providerMessageId) return 'sent';
-    if (!row || !found || !WAITING.includes(found.status)) return 'not-waiting';
+    if (found.providerMessageId) return 'sent';
+    if (!WAITING.includes(found.status)) return 'not-waiting';
     const channel = channelOf(found);
     const prepared = await channel.prepare(found, await renderedOf(found, row.rendered));
     if (!prepared) return 'suppressed';
@@ -165,7 +168,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
         await deps.pace(found);
         receipt = await prepared.send();
       } catch (error) {
-        // No turn, or the provider refused: nothing went out, so the next attempt need not wait.
+        // No turn, or the provider answered with an error: taken as not sent, so the next attempt need not
+        // wait out the lease. (A provider timeout could hide an acceptance; neither SMTP nor SES can be asked.)
         await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
         throw error;
       }
@@ -178,15 +182,6 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     } finally {
       alive.release(messageId);
     }
-  }
-
-  /** Runs `work` over the ids, `lanes` at a time. */
-  async function inLanes(ids: readonly string[], lanes: number, work: (id: string) => Promise<void>): Promise<void> {
-    const queue = [...ids];
-    const lane = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await work(id);
-    };
-    await Promise.all(Array.from({ length: Math.min(lanes, ids.length) }, lane));
   }
 
   return {

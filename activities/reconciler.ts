@@ -1,6 +1,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
 import { sendWorkflowId } from '../core/ids';
+import { inLanes } from '../core/lanes';
 import { failMessage } from '../db/repositories/message-delivery';
 import { findStaleUnfinished, postponeReconcile, redispatch, type UnfinishedMessage } from '../db/repositories/message-reconcile';
 import type { SendObserver } from './send-observer';
@@ -57,27 +58,23 @@ export function createReconcilerActivities(deps: ReconcilerDeps) {
       const stale = await findStaleUnfinished(db, options);
       const report: ReconcileReport = { checked: stale.length, running: 0, failed: 0, redispatched: 0 };
       const running: string[] = [];
-      const queue = [...stale];
-      const lane = async () => {
-        for (let message = queue.shift(); message; message = queue.shift()) {
-          const verdict = await verdictOf(message);
-          if (verdict.kind === 'running') {
-            running.push(message.messageId);
-          } else if (verdict.kind === 'missing') {
-            if (await redispatch(db, message.workspaceId, message.messageId)) {
-              report.redispatched += 1;
-              observer.repaired('redispatched', message.workspaceId, message.messageId, 'its send workflow does not exist');
-            }
-          } else {
-            const reason = `the send workflow ended ${verdict.status.toLowerCase().replace(/_/g, ' ')} before the message was sent`;
-            if (await failMessage(db, message.workspaceId, message.messageId, reason, { workflowStatus: verdict.status })) {
-              report.failed += 1;
-              observer.repaired('failed', message.workspaceId, message.messageId, reason);
-            }
+      await inLanes(stale, CONCURRENT_DESCRIBES, async (message) => {
+        const verdict = await verdictOf(message);
+        if (verdict.kind === 'running') {
+          running.push(message.messageId);
+        } else if (verdict.kind === 'missing') {
+          if (await redispatch(db, message.workspaceId, message.messageId)) {
+            report.redispatched += 1;
+            observer.repaired('redispatched', message.workspaceId, message.messageId, 'its send workflow does not exist');
+          }
+        } else {
+          const reason = `the send workflow ended ${verdict.status.toLowerCase().replace(/_/g, ' ')} before the message was sent`;
+          if (await failMessage(db, message.workspaceId, message.messageId, reason, { workflowStatus: verdict.status })) {
+            report.failed += 1;
+            observer.repaired('failed', message.workspaceId, message.messageId, reason);
           }
         }
-      };
-      await Promise.all(Array.from({ length: CONCURRENT_DESCRIBES }, lane));
+      });
       await postponeReconcile(db, running, options.recheckAfterMs);
       report.running = running.length;
       return report;

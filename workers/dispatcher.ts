@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
 import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings } from '../core/dispatch';
+import { inLanes } from '../core/lanes';
 import { claimFairly, markDispatched } from '../db/repositories/dispatch-queue';
 import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
 
@@ -37,20 +38,14 @@ const LEASE_MS = 30_000;
 /** Workflow starts awaited at once: Temporal answers each in a few ms, and a round is bounded anyway. */
 const CONCURRENT_STARTS = 32;
 
-async function inLanes<T>(items: readonly T[], lanes: number, work: (item: T) => Promise<void>): Promise<void> {
-  const queue = [...items];
-  const lane = async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
-  };
-  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
-}
-
 /** Bulk messages of one workspace and kind travel together, in batches of at most `size`. */
 function batchesOf(messages: readonly DispatchedMessage[], size: number): DispatchedMessage[][] {
   const groups = new Map<string, DispatchedMessage[]>();
   for (const message of messages) {
     const key = `${message.workspaceId}/${message.kind}/${message.campaignId ?? ''}`;
-    groups.set(key, [...(groups.get(key) ?? []), message]);
+    const group = groups.get(key);
+    if (group) group.push(message);
+    else groups.set(key, [message]);
   }
   return [...groups.values()].flatMap((group) => Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size)));
 }

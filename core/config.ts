@@ -34,7 +34,7 @@ export const configSchema = z.object({
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
   /** How long a sending domain's verified status is trusted by POST /emails before it is read again. */
   DOMAIN_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5_000),
-  /** Provider sends per second across all workers (the `sends` task queue's server-side limit). */
+  /** Provider sends per second across all workers, kept by the shared pacer (activities/pacing.ts). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
   /**
    * The delivery engine (docs/delivery.md): the worker's dispatcher hands Temporal only what the provider

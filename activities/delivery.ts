@@ -111,7 +111,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
   /**
    * What the message says, rendered once and stored, so every attempt sends the same bytes. Only an
-   * unreachable database is worth another attempt: any other failure is the message's own (its template,
+   * unreachable database is worth another attempt; every other failure is the message's own (its template,
    * its variables, its render budget) and fails it for good.
    */
   async function renderedOf(message: Message, stored: RenderedEmail | null): Promise<RenderedEmail> {

@@ -9,6 +9,7 @@ import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createWorkspace, queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
 import { sendMessageWorkflow } from '../workflows/send-message';
+import { sentTimes } from './sent-times';
 import { summary } from './stats';
 
 /**
@@ -137,18 +138,7 @@ async function fairness(client: Client): Promise<void> {
 
 /** Deliveries per second once the engine runs steadily: the middle 80% of the sends of one workspace. */
 async function deliveryRate(stack: EmailStack, workspaceId: string, count: number): Promise<{ rate: number; span: number }> {
-  for (;;) {
-    const [{ sent }] = await stack.api.db.query<{ sent: string }>("SELECT count(*) AS sent FROM messages WHERE workspace_id = $1 AND status = 'sent'", { bind: [workspaceId], type: QueryTypes.SELECT });
-    if (Number(sent) >= count) break;
-    await sleep(250);
-  }
-  const times = (
-    await stack.api.db.query<{ at: number }>(
-      `SELECT EXTRACT(EPOCH FROM e.created_at)::float AS at FROM message_events e JOIN messages m ON m.id = e.message_id
-       WHERE m.workspace_id = $1 AND e.type = 'sent' ORDER BY e.created_at`,
-      { bind: [workspaceId], type: QueryTypes.SELECT },
-    )
-  ).map((row) => row.at);
+  const times = await sentTimes(stack.api.db, workspaceId, count);
   const from = Math.floor(times.length * 0.1);
   const to = Math.floor(times.length * 0.9);
   return { rate: (to - from) / (times[to] - times[from]), span: times[times.length - 1] - times[0] };

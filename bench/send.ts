@@ -9,6 +9,7 @@ import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories
 import { startApiProcess } from './api-process';
 import '../test/helpers/quiet-temporal-runtime';
 import { load } from './load';
+import { sentTimes } from './sent-times';
 import { ms } from './stats';
 
 /**
@@ -127,21 +128,7 @@ async function outbound(): Promise<void> {
   }
   await stack.startWorkers();
   stack.startDispatcher();
-  for (;;) {
-    const [{ sent }] = await stack.api.db.query<{ sent: string }>(
-      `SELECT count(*) AS sent FROM messages WHERE workspace_id = $1 AND status = 'sent'`,
-      { bind: [workspaceId], type: QueryTypes.SELECT },
-    );
-    if (Number(sent) >= OUTBOUND) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const sentAt = (
-    await stack.api.db.query<{ at: number }>(
-      `SELECT EXTRACT(EPOCH FROM e.created_at)::float AS at FROM message_events e JOIN messages m ON m.id = e.message_id
-       WHERE m.workspace_id = $1 AND e.type = 'sent' ORDER BY e.created_at`,
-      { bind: [workspaceId], type: QueryTypes.SELECT },
-    )
-  ).map((row) => row.at);
+  const sentAt = await sentTimes(stack.api.db, workspaceId, OUTBOUND);
   // Overall: first to last provider send. Steady: the middle 80%, leaving out the first seconds (when the
   // workers are still starting and rendering the backlog) and the tail.
   const rateBetween = (from: number, to: number) => (to - from) / (sentAt[to] - sentAt[from]);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace, queueMessages } from '../helpers/factories';
+import { KEEPS_UP } from '../helpers/send-windows';
 
 // The provider rate, as shipped: every send waits for its turn in the pacer shared through Redis
 // (activities/pacing.ts), single sends and batches alike. 10/s: fast enough for a short test, slow
@@ -25,7 +26,7 @@ async function sender() {
 }
 
 describe('the provider rate', () => {
-  it('holds under a backlog of single and bulk sends: never above 10/s over any 10 s window, at least 95% of it overall', async () => {
+  it('holds under a backlog of single and bulk sends: never above 10/s over any 10 s window, keeping up with it', async () => {
     const workspace = await sender();
     // The provider's connections open first: sends paced while a connection is still being set up would
     // reach the sink together, which says nothing about the pacing.
@@ -48,7 +49,7 @@ describe('the provider rate', () => {
     // Steady state: the middle 80% (the first seconds are the pipeline filling, the last its draining).
     const [from, to] = [Math.floor(times.length * 0.1), Math.floor(times.length * 0.9)];
     const rate = (to - from) / ((times[to] - times[from]) / 1_000);
-    expect(rate).toBeGreaterThanOrEqual(0.95 * 10);
+    expect(rate).toBeGreaterThanOrEqual(KEEPS_UP * 10);
     expect(rate).toBeLessThanOrEqual(10.1);
   });
 });

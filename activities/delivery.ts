@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
+import { createGroupBatcher } from '../core/group-batcher';
 import { inLanes } from '../core/lanes';
-import { claimDelivery, failMessage, recordSent, releaseDeliveryClaim, renewDeliveryClaim } from '../db/repositories/message-delivery';
-import { findMessageToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
+import {
+  claimDeliveries,
+  type DeliveryClaim,
+  failMessage,
+  recordSent,
+  releaseDeliveryClaim,
+  renewDeliveryClaim,
+  type SentReceipt,
+} from '../db/repositories/message-delivery';
+import { findMessagesToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
 import { PermanentSendError, type SendReceipt } from './channels/email-channel';
 import { isTransientDatabaseError, untilItHolds } from './database-errors';
 import type { SendObserver } from './send-observer';
@@ -99,9 +108,42 @@ function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: str
 
 type KeepAlive = ReturnType<typeof keepAlive>;
 
+/**
+ * The database steps every delivery takes (read, store the render, claim, record), group-committed per
+ * workspace across all the attempts this worker runs: under load one statement serves many messages, so a
+ * batch of 500 costs a few dozen round trips per step instead of 500; an idle workspace's single send
+ * still goes at once. Each message keeps its own claim and its own outcome.
+ */
+function deliverySteps(db: Sequelize, claimLeaseMs: number) {
+  const options = { maxBatch: 100, maxInFlight: 4 };
+  const reads = createGroupBatcher<string, { message: Message; rendered: RenderedEmail | null } | null>(async (workspaceId, ids) => {
+    const found = await findMessagesToSend(db, workspaceId, ids);
+    return ids.map((id) => found.get(id) ?? null);
+  }, options);
+  const renders = createGroupBatcher<{ messageId: string; rendered: RenderedEmail }, void>(async (workspaceId, items) => {
+    await saveRendered(db, workspaceId, items);
+    return [];
+  }, options);
+  const claims = createGroupBatcher<{ messageId: string; claim: string }, DeliveryClaim>(
+    (workspaceId, attempts) => claimDeliveries(db, workspaceId, attempts, claimLeaseMs),
+    options,
+  );
+  const records = createGroupBatcher<SentReceipt, void>(async (workspaceId, receipts) => {
+    await recordSent(db, workspaceId, receipts);
+    return [];
+  }, options);
+  return {
+    read: (workspaceId: string, messageId: string) => reads.submit(workspaceId, messageId),
+    saveRender: (workspaceId: string, messageId: string, rendered: RenderedEmail) => renders.submit(workspaceId, { messageId, rendered }),
+    claim: (workspaceId: string, messageId: string, claim: string) => claims.submit(workspaceId, { messageId, claim }),
+    recordSent: (workspaceId: string, receipt: SentReceipt) => records.submit(workspaceId, receipt),
+  };
+}
+
 export function createDeliveryActivities(deps: DeliveryDeps) {
   const { db, observer } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
+  const steps = deliverySteps(db, timing.claimLeaseMs);
 
   function channelOf(message: Message): ChannelDelivery {
     const channel = deps.channels[message.channel];
@@ -123,7 +165,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (isTransientDatabaseError(error) || error instanceof PermanentSendError) throw error;
       throw new PermanentSendError(`render: ${error instanceof Error ? error.message : String(error)}`);
     }
-    await saveRendered(db, message.workspaceId, message.id, rendered);
+    await steps.saveRender(message.workspaceId, message.id, rendered);
     return rendered;
   }
 
@@ -137,7 +179,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
    * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
    */
   async function deliverOne(workspaceId: string, messageId: string, alive: KeepAlive): Promise<DeliveryOutcome> {
-    const row = await findMessageToSend(db, workspaceId, messageId);
+    const row = await steps.read(workspaceId, messageId);
     if (!row) return 'not-waiting';
     const found = row.message;
     // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
@@ -148,7 +190,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     if (!prepared) return 'suppressed';
 
     const claim = randomUUID();
-    const claimed = await claimDelivery(db, workspaceId, messageId, claim, timing.claimLeaseMs);
+    const claimed = await steps.claim(workspaceId, messageId, claim);
     if (claimed.state === 'done') return 'not-waiting';
     if (claimed.state === 'busy') {
       // Back when the holder's lease would end: then it has either recorded the send or died.
@@ -173,8 +215,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
         await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
         throw error;
       }
-      const sent = { ...receipt, data: prepared.data };
-      await untilItHolds(() => recordSent(db, workspaceId, messageId, sent), timing.recordDeadlineMs, () => undefined);
+      const sent = { ...receipt, messageId, data: prepared.data };
+      await untilItHolds(() => steps.recordSent(workspaceId, sent), timing.recordDeadlineMs, () => undefined);
       // Only a provider that calls back can have parked events; not worth failing a sent message for
       // (the reconciler's sweep records them too).
       if (channel.callsBack) await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);

@@ -17,35 +17,50 @@ export type DeliveryClaim =
   | { state: 'done' };
 
 /**
- * Claims the message for one provider call. Taken when no attempt holds it, or when the holder's lease ran
- * out (it died, or lost its database): then the old claim is returned, because whether that attempt
- * reached the provider is unknown.
+ * Claims messages for one provider call each, every message with its attempt's own claim, in one statement
+ * (group-committed by the delivery activities: many attempts, one round trip). A message is taken when no
+ * attempt holds it, or when the holder's lease ran out (it died, or lost its database): then the old claim
+ * is returned, because whether that attempt reached the provider is unknown. Rows are locked in id order,
+ * so concurrent claims of overlapping sets cannot deadlock; an attempt counts as claimed only when the row
+ * carries its own claim, so two attempts of one message in one statement cannot both win.
  */
-export async function claimDelivery(
+export async function claimDeliveries(
   db: Sequelize,
   workspaceId: string,
-  messageId: string,
-  claim: string,
+  attempts: ReadonlyArray<{ messageId: string; claim: string }>,
   leaseMs: number,
-): Promise<DeliveryClaim> {
-  const rows = await db.query<{ previous_claim: string | null }>(
-    `UPDATE messages m SET status = 'sending', delivery_claim = $3,
-       delivery_claimed_until = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
-     FROM (SELECT id, delivery_claim AS previous_claim FROM messages WHERE workspace_id = $1 AND id = $2 FOR UPDATE) p
-     WHERE m.id = p.id AND m.status IN ('queued', 'sending') AND m.provider_message_id IS NULL
-       AND (m.delivery_claim IS NULL OR m.delivery_claimed_until < now())
-     RETURNING p.previous_claim`,
-    { bind: [workspaceId, messageId, claim, leaseMs], type: QueryTypes.SELECT },
+): Promise<DeliveryClaim[]> {
+  const rows = await db.query<{ id: string; claim: string; claimed: boolean; previous_claim: string | null; waiting: boolean | null; lease_left_ms: number | null }>(
+    `WITH wanted AS (SELECT * FROM unnest($2::uuid[], $3::uuid[]) AS w (id, claim)),
+     locked AS (
+       SELECT m.id, m.delivery_claim AS previous_claim FROM messages m
+       WHERE m.workspace_id = $1 AND m.id IN (SELECT id FROM wanted) ORDER BY m.id FOR UPDATE
+     ),
+     claimed AS (
+       UPDATE messages m SET status = 'sending', delivery_claim = w.claim,
+         delivery_claimed_until = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
+       FROM locked p JOIN wanted w ON w.id = p.id
+       WHERE m.id = p.id AND m.status IN ('queued', 'sending') AND m.provider_message_id IS NULL
+         AND (m.delivery_claim IS NULL OR m.delivery_claimed_until < now())
+       RETURNING m.id, m.delivery_claim AS claim, p.previous_claim
+     )
+     SELECT w.id, w.claim, c.id IS NOT NULL AS claimed, c.previous_claim,
+       m.status IN ('queued', 'sending') AND m.provider_message_id IS NULL AS waiting,
+       EXTRACT(EPOCH FROM m.delivery_claimed_until - now()) * 1000 AS lease_left_ms
+     FROM wanted w
+     LEFT JOIN claimed c ON c.id = w.id AND c.claim = w.claim
+     LEFT JOIN messages m ON m.workspace_id = $1 AND m.id = w.id`,
+    { bind: [workspaceId, attempts.map((attempt) => attempt.messageId), attempts.map((attempt) => attempt.claim), leaseMs], type: QueryTypes.SELECT },
   );
-  if (rows[0]) return { state: 'claimed', previousClaim: rows[0].previous_claim };
-  const current = await db.query<{ waiting: boolean; lease_left_ms: number | null }>(
-    `SELECT status IN ('queued', 'sending') AND provider_message_id IS NULL AS waiting,
-       EXTRACT(EPOCH FROM delivery_claimed_until - now()) * 1000 AS lease_left_ms
-     FROM messages WHERE workspace_id = $1 AND id = $2`,
-    { bind: [workspaceId, messageId], type: QueryTypes.SELECT },
-  );
-  if (!current[0]?.waiting) return { state: 'done' };
-  return { state: 'busy', leaseLeftMs: Math.max(0, Number(current[0].lease_left_ms ?? 0)) };
+  const byAttempt = new Map(rows.map((row) => [`${row.id}:${row.claim}`, row]));
+  return attempts.map(({ messageId, claim }): DeliveryClaim => {
+    const row = byAttempt.get(`${messageId}:${claim}`);
+    if (row?.claimed) return { state: 'claimed', previousClaim: row.previous_claim };
+    // The statement reads the rows as they were when it began: a claim another attempt committed meanwhile
+    // shows no lease yet, and the attempt looks again a second later.
+    if (!row?.waiting) return { state: 'done' };
+    return { state: 'busy', leaseLeftMs: Math.max(0, Number(row.lease_left_ms ?? 0)) };
+  });
 }
 
 /** Extends a live claim; false when the claim is no longer this attempt's. */
@@ -65,30 +80,43 @@ export async function releaseDeliveryClaim(db: Sequelize, workspaceId: string, m
   });
 }
 
+export interface SentReceipt {
+  messageId: string;
+  provider: string;
+  providerMessageId: string;
+  data?: Record<string, unknown>;
+}
+
 /**
- * Records the provider's acceptance: status sent, its id, the `sent` event (with `data`, such as the
- * attachments left out) and the claim released, in one statement (one round trip: this runs for every
- * message sent). Idempotent: a repeat after a lost answer finds the message sent and the event stored,
- * and changes nothing.
+ * Records providers' acceptances: status sent, the provider id, the `sent` event (with `data`, such as the
+ * attachments left out) and the claim released, for many messages in one statement (group-committed by
+ * the delivery activities: this runs for every message sent). Idempotent: a repeat after a lost answer
+ * finds the message sent and the event stored, and changes nothing. Rows go in id order, so concurrent
+ * records cannot deadlock.
  */
-export async function recordSent(
-  db: Sequelize,
-  workspaceId: string,
-  messageId: string,
-  receipt: { provider: string; providerMessageId: string; data?: Record<string, unknown> },
-): Promise<void> {
-  const { provider, providerMessageId } = receipt;
+export async function recordSent(db: Sequelize, workspaceId: string, receipts: readonly SentReceipt[]): Promise<void> {
+  const sorted = [...receipts].sort((a, b) => a.messageId.localeCompare(b.messageId));
   await db.query(
-    `WITH sent AS (
-       UPDATE messages SET status = 'sent', provider = $3, provider_message_id = $4, delivery_claim = NULL,
-         delivery_claimed_until = NULL, updated_at = now()
-       WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending')
-       RETURNING id
+    `WITH receipt AS (SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::jsonb[]) AS r (id, provider, provider_message_id, data)),
+     sent AS (
+       UPDATE messages m SET status = 'sent', provider = r.provider, provider_message_id = r.provider_message_id,
+         delivery_claim = NULL, delivery_claimed_until = NULL, updated_at = now()
+       FROM receipt r
+       WHERE m.workspace_id = $1 AND m.id = r.id AND m.status IN ('queued', 'sending')
+       RETURNING m.id
      )
      INSERT INTO message_events (id, workspace_id, message_id, type, provider_event_id, data)
-     VALUES (gen_random_uuid(), $1, $2, 'sent', $5, $6)
+     SELECT gen_random_uuid(), $1, r.id, 'sent', 'sent:' || r.provider_message_id, r.data FROM receipt r
      ON CONFLICT (message_id, provider_event_id) DO NOTHING`,
-    { bind: [workspaceId, messageId, provider, providerMessageId, `sent:${providerMessageId}`, JSON.stringify(receipt.data ?? {})] },
+    {
+      bind: [
+        workspaceId,
+        sorted.map((receipt) => receipt.messageId),
+        sorted.map((receipt) => receipt.provider),
+        sorted.map((receipt) => receipt.providerMessageId),
+        sorted.map((receipt) => JSON.stringify(receipt.data ?? {})),
+      ],
+    },
   );
 }
 

@@ -143,12 +143,17 @@ export function toMessage(row: MessageRow): Message {
 }
 
 /** A message with what it rendered, if it did: the send path's one read of the row. */
-export async function findMessageToSend(db: Sequelize, workspaceId: string, messageId: string): Promise<{ message: Message; rendered: RenderedEmail | null } | null> {
-  const rows = await db.query<MessageRow & { rendered: RenderedEmail | null }>('SELECT * FROM messages WHERE workspace_id = $1 AND id = $2', {
-    bind: [workspaceId, messageId],
+/** Messages of one workspace with their stored render, for delivery: one query for many. Absent ids are gone. */
+export async function findMessagesToSend(
+  db: Sequelize,
+  workspaceId: string,
+  messageIds: readonly string[],
+): Promise<Map<string, { message: Message; rendered: RenderedEmail | null }>> {
+  const rows = await db.query<MessageRow & { rendered: RenderedEmail | null }>('SELECT * FROM messages WHERE workspace_id = $1 AND id = ANY($2::uuid[])', {
+    bind: [workspaceId, messageIds],
     type: QueryTypes.SELECT,
   });
-  return rows[0] ? { message: toMessage(rows[0]), rendered: rows[0].rendered } : null;
+  return new Map(rows.map((row) => [row.id, { message: toMessage(row), rendered: row.rendered }]));
 }
 
 export async function findMessage(db: Sequelize, workspaceId: string, messageId: string): Promise<Message | null> {
@@ -167,11 +172,21 @@ export interface RenderedEmail {
   templateVersionId: string | null;
 }
 
-export async function saveRendered(db: Sequelize, workspaceId: string, messageId: string, rendered: RenderedEmail): Promise<void> {
+/** Stores the renders of several messages of one workspace in one statement; the first subject stays. */
+export async function saveRendered(db: Sequelize, workspaceId: string, renders: ReadonlyArray<{ messageId: string; rendered: RenderedEmail }>): Promise<void> {
   await db.query(
-    `UPDATE messages SET rendered = $3, template_version_id = $4, subject = COALESCE(subject, $5), updated_at = now()
-     WHERE workspace_id = $1 AND id = $2`,
-    { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId, rendered.subject] },
+    `UPDATE messages m SET rendered = r.rendered, template_version_id = r.template_version_id,
+       subject = COALESCE(m.subject, r.rendered->>'subject'), updated_at = now()
+     FROM unnest($2::uuid[], $3::jsonb[], $4::uuid[]) AS r (id, rendered, template_version_id)
+     WHERE m.workspace_id = $1 AND m.id = r.id`,
+    {
+      bind: [
+        workspaceId,
+        renders.map((render) => render.messageId),
+        renders.map((render) => JSON.stringify(render.rendered)),
+        renders.map((render) => render.rendered.templateVersionId),
+      ],
+    },
   );
 }
 

@@ -89,7 +89,7 @@ describe('SES notifications for a message not known yet', () => {
     expect(await suppressed(message.workspaceId)).toEqual([]);
 
     // The delivery activity records SES's answer only now (it crashed, or SES was faster than our commit).
-    await recordSent(api.db, message.workspaceId, message.id, { provider: 'ses', providerMessageId: sesId });
+    await recordSent(api.db, message.workspaceId, [{ messageId: message.id, provider: 'ses', providerMessageId: sesId }]);
     expect((await sweep()).recorded).toBeGreaterThanOrEqual(1);
     expect(await messageState(message.workspaceId, message.id)).toEqual({ status: 'bounced', bounced: true, events: ['sent', 'bounce'] });
     expect(await suppressed(message.workspaceId)).toEqual(['late@example.org hard_bounce']);
@@ -109,7 +109,7 @@ describe('SES notifications for a message not known yet', () => {
     expect((await notify(delivery)).status).toBe(200);
     expect(await parkedFor(sesId)).toHaveLength(1);
 
-    await recordSent(api.db, message.workspaceId, message.id, { provider: 'ses', providerMessageId: sesId });
+    await recordSent(api.db, message.workspaceId, [{ messageId: message.id, provider: 'ses', providerMessageId: sesId }]);
     expect(await replayParkedEvents(api.db, suppress, 'ses', sesId)).toBe(1);
     expect(await messageState(message.workspaceId, message.id)).toMatchObject({ status: 'delivered', events: ['sent', 'delivered'] });
     expect(await parkedFor(sesId)).toEqual([]);
@@ -133,7 +133,7 @@ describe('bounce and complaint recipients are the message\'s own', () => {
   it('a bounce naming a recipient and a stranger suppresses only the recipient, whatever the case or display name', async () => {
     const message = await acceptedMessage({ to: 'Ann <Ann@Example.org>', cc: ['carl@example.org'], bcc: ['Bea@example.org'] });
     const sesId = `ses-${randomUUID()}`;
-    await recordSent(api.db, message.workspaceId, message.id, { provider: 'ses', providerMessageId: sesId });
+    await recordSent(api.db, message.workspaceId, [{ messageId: message.id, provider: 'ses', providerMessageId: sesId }]);
     expect((await notify(hardBounce(sesId, 'ann@example.org', 'BEA@EXAMPLE.ORG', 'ceo@victim.example'))).status).toBe(200);
 
     expect(await suppressed(message.workspaceId)).toEqual(['ann@example.org hard_bounce', 'bea@example.org hard_bounce']);
@@ -147,7 +147,7 @@ describe('bounce and complaint recipients are the message\'s own', () => {
   it('a complaint naming none of the message\'s recipients changes nothing: no event, no status, no suppression', async () => {
     const message = await acceptedMessage({ to: ['ann@example.org'] });
     const sesId = `ses-${randomUUID()}`;
-    await recordSent(api.db, message.workspaceId, message.id, { provider: 'ses', providerMessageId: sesId });
+    await recordSent(api.db, message.workspaceId, [{ messageId: message.id, provider: 'ses', providerMessageId: sesId }]);
     const complaint = sns.notification({ notificationType: 'Complaint', mail: { messageId: sesId }, complaint: { complainedRecipients: [{ emailAddress: 'ceo@victim.example' }] } });
     expect((await notify(complaint)).status).toBe(200);
 
@@ -161,7 +161,7 @@ describe('SNS topics', () => {
   it('a correctly signed notification from a topic not in SNS_TOPIC_ARNS is refused with 403 and changes nothing', async () => {
     const message = await acceptedMessage({ to: 'ann@example.org' });
     const sesId = `ses-${randomUUID()}`;
-    await recordSent(api.db, message.workspaceId, message.id, { provider: 'ses', providerMessageId: sesId });
+    await recordSent(api.db, message.workspaceId, [{ messageId: message.id, provider: 'ses', providerMessageId: sesId }]);
     const foreign = sns.notification(
       { notificationType: 'Complaint', mail: { messageId: sesId }, complaint: { complainedRecipients: [{ emailAddress: 'ann@example.org' }] } },
       { topicArn: 'arn:aws:sns:us-east-1:999999999999:someone-elses-topic' },

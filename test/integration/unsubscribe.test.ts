@@ -117,6 +117,9 @@ describe('the one-click endpoint', () => {
 
     const after = await state(workspace, id);
     expect(after.suppressions).toEqual([expect.objectContaining({ address, reason: 'unsubscribed' })]);
+    expect(((await workspace.call('GET', '/suppressions?reason=unsubscribed')).body as { data: Array<{ address: string }> }).data).toEqual([
+      expect.objectContaining({ address }),
+    ]);
     expect(after.engagement).toMatchObject({ unsubscribed: true, lastEventAt: expect.any(String) });
     expect(after.events).toContain('unsubscribe');
     expect(after.consents).toEqual([{ address, consent: 'opted_out' }]);

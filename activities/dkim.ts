@@ -13,11 +13,28 @@ export interface DkimKey {
 }
 
 /**
- * DKIM-signs a raw MIME message (relaxed/relaxed, rsa-sha256, the RFC 6376 header list) with nodemailer's
- * signer. The message is kept in memory: sends are at most tens of megabytes and never touch the disk here.
+ * The headers signed when present: nodemailer's default list (RFC 6376 §5.4.1) plus List-Unsubscribe-Post,
+ * which RFC 8058 §4 requires under the signature beside List-Unsubscribe, or providers ignore one-click.
+ */
+const SIGNED_HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
+  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'Resent-Date', 'Resent-From', 'Resent-Sender',
+  'Resent-To', 'Resent-Cc', 'Resent-Message-ID', 'In-Reply-To', 'References', 'List-Id', 'List-Help',
+  'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive', 'OTP-Token',
+].join(':');
+
+/**
+ * DKIM-signs a raw MIME message (relaxed/relaxed, rsa-sha256, the headers above) with nodemailer's signer.
+ * The message is kept in memory: sends are at most tens of megabytes and never touch the disk here.
  */
 export async function signWithDkim(raw: Buffer | string, key: DkimKey): Promise<Buffer> {
-  const signer = new DKIM({ domainName: key.domainName, keySelector: key.selector, privateKey: key.privateKeyPem, cacheDir: false });
+  const signer = new DKIM({
+    domainName: key.domainName,
+    keySelector: key.selector,
+    privateKey: key.privateKeyPem,
+    headerFieldNames: SIGNED_HEADERS,
+    cacheDir: false,
+  });
   const chunks: Buffer[] = [];
   for await (const chunk of signer.sign(raw)) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
   const signed = Buffer.concat(chunks);

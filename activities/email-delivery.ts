@@ -1,6 +1,8 @@
 import type { Sequelize } from 'sequelize';
 import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
+import { isMarketing, listUnsubscribeHeaders } from '../core/list-unsubscribe';
 import { emailContentOf } from '../core/message-content';
+import type { UnsubscribeClaims } from '../core/unsubscribe-token';
 import { dropRecipients, failMessage } from '../db/repositories/message-delivery';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findSuppressed } from '../db/repositories/suppressions';
@@ -19,6 +21,8 @@ export interface EmailDeliveryDeps {
   loadAttachments: (message: Message) => Promise<{ attachments: OutboundAttachment[]; missing: MissingAttachment[] }>;
   /** DKIM-signs the raw message with the sending domain's key (domains issue). */
   sign: (workspaceId: string, fromAddress: string, raw: Buffer) => Promise<Buffer>;
+  /** The public one-click unsubscribe URL for a recipient of a message (signed token under PUBLIC_BASE_URL). */
+  unsubscribeUrl: (claims: UnsubscribeClaims) => string;
   observer: SendObserver;
 }
 
@@ -60,20 +64,30 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
     return { ...message, ...remaining };
   }
 
+  /**
+   * Marketing mail gets RFC 8058 one-click unsubscribe headers. One header holds one link, so it names the
+   * first `to` recipient still on the message: marketing messages are addressed to one contact each.
+   */
+  function unsubscribeHeaders(message: Message, to: Mailbox[]): Record<string, string> {
+    if (!isMarketing(message.kind) || to.length === 0) return {};
+    return listUnsubscribeHeaders(deps.unsubscribeUrl({ workspaceId: message.workspaceId, messageId: message.id, address: to[0].address }));
+  }
+
   async function outboundEmail(message: Message, rendered: RenderedEmail, attachments: OutboundAttachment[]): Promise<OutboundEmail> {
     const [from] = mailboxes([message.fromAddress ?? '']);
     if (!from) throw new PermanentSendError('the message has no valid sender');
+    const to = mailboxes(message.to);
     return {
       messageId: message.id,
       from,
-      to: mailboxes(message.to),
+      to,
       cc: mailboxes(message.cc),
       bcc: mailboxes(message.bcc),
       replyTo: mailboxes(emailContentOf(message.content).replyTo),
       subject: rendered.subject,
       html: rendered.html,
       text: rendered.text,
-      headers: rendered.headers,
+      headers: { ...rendered.headers, ...unsubscribeHeaders(message, to) },
       attachments,
     };
   }

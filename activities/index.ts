@@ -6,7 +6,9 @@ import type { Sequelize } from 'sequelize';
 import { domainOf } from '../core/addresses';
 import type { Config } from '../core/config';
 import { emailContentOf } from '../core/message-content';
+import { unsubscribeUrl } from '../core/list-unsubscribe';
 import { parseMasterKey } from '../core/secrets';
+import { unsubscribeTokens } from '../core/unsubscribe-token';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
@@ -65,6 +67,8 @@ export function createActivities(deps: ActivityDeps) {
   const sources = createAttachmentSources({ db, blobs: deps.blobs ?? createBlobStore(blobStoreOptions(config)) });
   // One SES client per region for the process, shared by sending and domain registration; made on first use.
   const sesClients = createSesClients();
+  const masterKey = parseMasterKey(config.MASTER_KEY);
+  const unsubscribe = unsubscribeTokens(masterKey);
   return {
     ...createUsageActivities(db),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
@@ -83,7 +87,8 @@ export function createActivities(deps: ActivityDeps) {
           observer,
           channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
           render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
-          sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
+          sign: createDkimSigner(db, masterKey),
+          unsubscribeUrl: (claims) => unsubscribeUrl(config.PUBLIC_BASE_URL, unsubscribe.sign(claims)),
           // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
           loadAttachments: async (message) => {
             const refs = emailContentOf(message.content).attachments;

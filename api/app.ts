@@ -47,6 +47,7 @@ import { createTagService } from './tags/service';
 import { tagRoutes } from './tags/routes';
 import { templateRoutes } from './templates/routes';
 import { createTemplateService } from './templates/service';
+import { unsubscribeRoutes } from './unsubscribe/routes';
 import { usageRoutes } from './usage/routes';
 
 export interface AppDeps {
@@ -102,6 +103,7 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
+  unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
   if (ops.metrics !== 'off') {
     const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
     app.get('/metrics', ...guard, async (_req, res) => {

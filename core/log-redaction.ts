@@ -1,3 +1,5 @@
+import { UNSUBSCRIBE_PATH } from './list-unsubscribe';
+
 /**
  * What no log line may carry, as pino `redact` options: one list for every process (the API and the
  * worker build their loggers with it). pino applies it after its serializers, so it sees the request
@@ -49,6 +51,13 @@ const ERROR_OBJECTS = ['err', 'err.original', 'err.parent', 'err.cause', 'err.ca
 
 const HEADER_OBJECTS = ['req.headers', 'res.headers'];
 
+/**
+ * Public links whose path carries a capability: whoever holds an unsubscribe link can use it, so the
+ * token after the prefix never reaches the request log (its `req.url`, and `req.params` once routed).
+ */
+const TOKEN_IN_URL = new RegExp(`^(${UNSUBSCRIBE_PATH}/)[^/?#]+`);
+const URL_FIELDS = ['req.url', 'req.params.token'];
+
 export const LOG_REDACT_PATHS: readonly string[] = [
   ...SECRET_FIELDS,
   ...BODY_OBJECTS.flatMap((object) => [
@@ -60,15 +69,20 @@ export const LOG_REDACT_PATHS: readonly string[] = [
   ...ERROR_OBJECTS.flatMap((object) => ERROR_FIELDS.map((field) => `${object}.${field}`)),
   // Every header is visited, and the censor keeps those that are not sensitive.
   ...HEADER_OBJECTS.map((object) => `${object}.*`),
+  ...URL_FIELDS,
 ];
 
 function isHeader(path: readonly string[]): boolean {
   return path.length === 3 && (path[0] === 'req' || path[0] === 'res') && path[1] === 'headers';
 }
 
-/** Replaces a matched value, except an ordinary header (host, content-type, ...), which stays readable. */
+/**
+ * Replaces a matched value, except an ordinary header (host, content-type, ...), which stays readable, and
+ * a URL, which loses only a token it carries.
+ */
 export function censorLogValue(value: unknown, path: readonly string[]): unknown {
   if (isHeader(path) && !SENSITIVE_HEADER.test(path[2])) return value;
+  if (path.length === 2 && path[0] === 'req' && path[1] === 'url' && typeof value === 'string') return value.replace(TOKEN_IN_URL, `$1${REDACTED}`);
   return REDACTED;
 }
 

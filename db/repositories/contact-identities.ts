@@ -147,3 +147,15 @@ export async function updateIdentities(
     },
   );
 }
+
+/**
+ * The person withdrew consent for this normalised address themselves (an unsubscribe link): whichever
+ * contact owns it is marked `opted_out`. An address no contact owns changes nothing.
+ */
+export async function withdrawConsent(db: Sequelize, workspaceId: string, channel: Channel, address: string, transaction: Transaction): Promise<void> {
+  await db.query(
+    `UPDATE contact_identities SET consent = 'opted_out', updated_at = now()
+     WHERE workspace_id = $1 AND channel = $2 AND address = $3 AND consent <> 'opted_out'`,
+    { bind: [workspaceId, channel, address], transaction },
+  );
+}

@@ -1,7 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { parseMasterKey } from '../../core/secrets';
+import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
 
 /**
  * Every log line the API writes while serving requests that carry secrets: the caller's key, a webhook
@@ -99,5 +101,17 @@ describe('request and error logs carry no secrets', () => {
     expect(status).toBe(202);
     expect(text).toContain('"statusCode":202');
     expectNoSecrets(text, apiKey, content, content.slice(0, 64));
+  });
+
+  it('an unsubscribe link used on the public endpoint leaves its token out of the request log', async () => {
+    const { apiKey, workspaceId } = await createWorkspace(api.db);
+    const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'campaign', count: 1, from: 'news@example.com', toPrefix: 'logged' });
+    const token = unsubscribeTokens(parseMasterKey(api.config.MASTER_KEY)).sign({ workspaceId, messageId, address: 'logged-0@example.org' });
+    for (const method of ['GET', 'POST']) {
+      const { status, text } = await logged(method, `/unsubscribe/${token}`, apiKey);
+      expect(status).toBe(200);
+      expect(text).toContain('"url":"/unsubscribe/[Redacted]"');
+      expectNoSecrets(text, token);
+    }
   });
 });

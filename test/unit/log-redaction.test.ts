@@ -84,4 +84,10 @@ describe('log redaction', () => {
     expect(text).toContain('"code":"23505"');
     expect(text).toContain('email must be unique');
   });
+
+  it('an unsubscribe link loses its token in the request log; other URLs stay as they are', () => {
+    const line = logged({ req: { url: '/unsubscribe/AQIDBAUG-_x?utm=1', params: { token: 'AQIDBAUG-_x' } } });
+    expect(line.req).toEqual({ url: `/unsubscribe/${REDACTED}?utm=1`, params: { token: REDACTED } });
+    expect((logged({ req: { url: '/api/v1/emails/unsubscribe/42?limit=5' } }).req as { url: string }).url).toBe('/api/v1/emails/unsubscribe/42?limit=5');
+  });
 });

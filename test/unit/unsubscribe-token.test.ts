@@ -1,0 +1,55 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { isMarketing, listUnsubscribeHeaders, unsubscribeUrl } from '../../core/list-unsubscribe';
+import { unsubscribeTokens } from '../../core/unsubscribe-token';
+
+describe('unsubscribe tokens', () => {
+  const tokens = unsubscribeTokens(randomBytes(32));
+  const claims = { workspaceId: randomUUID(), messageId: randomUUID(), address: 'ann.lee+news@example.org' };
+
+  it('a signed token names its workspace and message, and picks out its own recipient among the message\'s', () => {
+    const link = tokens.read(tokens.sign(claims));
+    expect(link).toMatchObject({ workspaceId: claims.workspaceId, messageId: claims.messageId });
+    expect(link?.recipient(['bob@example.org', 'Ann.Lee+News@Example.org'])).toBe('Ann.Lee+News@Example.org');
+    expect(link?.recipient(['bob@example.org'])).toBeNull();
+    // The address is bound by the MAC, never carried: the URL gives nothing about the person away.
+    expect(Buffer.from(tokens.sign(claims), 'base64url').toString('latin1')).not.toContain('example.org');
+  });
+
+  it('a token re-pointed at another message, another workspace\'s key, or with a flipped bit finds no recipient', () => {
+    const token = tokens.sign(claims);
+    const repointed = Buffer.from(token, 'base64url');
+    Buffer.from(randomUUID().replace(/-/g, ''), 'hex').copy(repointed, 17);
+    expect(tokens.read(repointed.toString('base64url'))?.recipient([claims.address])).toBeNull();
+
+    const otherKey = unsubscribeTokens(randomBytes(32)).sign(claims);
+    expect(tokens.read(otherKey)?.recipient([claims.address])).toBeNull();
+
+    const flipped = Buffer.from(token, 'base64url');
+    flipped[flipped.length - 1] ^= 1;
+    expect(tokens.read(flipped.toString('base64url'))?.recipient([claims.address])).toBeNull();
+  });
+
+  it('anything that is not a token in its one canonical spelling is not read at all', () => {
+    const token = tokens.sign(claims);
+    for (const bad of [`${token}A`, token.slice(0, -1), `${token}=`, `${token.slice(0, 10)}*${token.slice(11)}`, '', 'x'.repeat(10_000)]) {
+      expect(tokens.read(bad)).toBeNull();
+    }
+    const wrongVersion = Buffer.from(token, 'base64url');
+    wrongVersion[0] = 2;
+    expect(tokens.read(wrongVersion.toString('base64url'))).toBeNull();
+  });
+});
+
+describe('List-Unsubscribe headers', () => {
+  it('campaign and automation messages are marketing; transactional ones are not', () => {
+    expect([isMarketing('campaign'), isMarketing('automation'), isMarketing('transactional')]).toEqual([true, true, false]);
+  });
+
+  it('the one-click URL sits under PUBLIC_BASE_URL, in RFC 2369 angle brackets beside the RFC 8058 marker', () => {
+    expect(unsubscribeUrl('https://mail.example.com/', 'abc')).toBe('https://mail.example.com/unsubscribe/abc');
+    expect(listUnsubscribeHeaders('https://mail.example.com/unsubscribe/abc')).toEqual({
+      'List-Unsubscribe': '<https://mail.example.com/unsubscribe/abc>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    });
+  });
+});

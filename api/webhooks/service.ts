@@ -18,7 +18,7 @@ import {
 import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../services/public-fetch';
 
 /** After a rotation the old secret signs too for this long, so receivers can switch without losing a request. */
-export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** A URL's host must resolve within this while the request waits. */
 const URL_CHECK_TIMEOUT_MS = 5_000;
 

@@ -96,7 +96,7 @@ export interface WebhookChanges {
 }
 
 /**
- * Changes an endpoint. Enabling it starts its health afresh; disabling it ends its waiting deliveries
+ * Changes an endpoint. Enabling a disabled one starts its health afresh; disabling it ends its waiting deliveries
  * (see `disableWebhook`). Absent fields stay.
  */
 export async function updateWebhook(db: Sequelize, workspaceId: string, id: string, changes: WebhookChanges): Promise<WebhookRecord | null> {
@@ -108,7 +108,7 @@ export async function updateWebhook(db: Sequelize, workspaceId: string, id: stri
          events = COALESCE($6, w.events),
          enabled = COALESCE($7, w.enabled),
          disabled_reason = CASE WHEN $7 IS NULL THEN w.disabled_reason ELSE NULL END,
-         failing_since = CASE WHEN $7 THEN NULL ELSE w.failing_since END,
+         failing_since = CASE WHEN $7 AND NOT before.enabled THEN NULL ELSE w.failing_since END,
          updated_at = now()
        FROM (SELECT enabled FROM webhooks WHERE workspace_id = $1 AND id = $2 FOR UPDATE) before
        WHERE w.workspace_id = $1 AND w.id = $2

@@ -198,6 +198,8 @@ describe('webhook delivery', () => {
     const { workspaceId, call, path, webhookId } = await subscriber(['domain.verified']);
     answers.set(path, 500);
     await stack.api.db.query("UPDATE webhooks SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1", { bind: [webhookId] });
+    // Saying "enabled" of an endpoint that is enabled does not wipe its record; only enabling a disabled one does.
+    expect((await call('PATCH', `/webhooks/${webhookId}`, { enabled: true })).status).toBe(200);
     await storeDomainEvent(workspaceId);
     const failed = await settled(call, webhookId, 'failed');
     expect(failed).toMatchObject({ statusCode: 500, error: expect.stringMatching(/failed for 5 days/) });

@@ -13,6 +13,7 @@ import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-st
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
+import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
@@ -28,6 +29,7 @@ import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
 import { createProviderEventActivities, emailSuppress } from './provider-events';
 import { createUsageActivities } from './usage';
+import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   db: Sequelize;
@@ -47,6 +49,8 @@ export interface ActivityDeps {
   redis?: Redis;
   /** Where templates render; built from the config when not given (its threads start on first use). */
   templateRenderer?: TemplateRenderer;
+  /** Options of the webhook calls' SSRF-safe fetcher (tests point its resolver at a stand-in). */
+  webhookFetch?: Partial<PublicFetchOptions>;
 }
 
 export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
@@ -71,6 +75,11 @@ export function createActivities(deps: ActivityDeps) {
   const unsubscribe = unsubscribeTokens(masterKey);
   return {
     ...createUsageActivities(db),
+    ...createWebhookActivities({
+      db,
+      masterKey: parseMasterKey(config.MASTER_KEY),
+      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
+    }),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
     ...createReconcilerActivities({ db, temporal, observer }),

@@ -8,6 +8,7 @@ import { pinoHttp } from 'pino-http';
 import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../core/config';
+import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName } from '../db/repositories/domains';
 import { suppressAddresses } from '../db/repositories/suppressions';
@@ -49,6 +50,8 @@ import { templateRoutes } from './templates/routes';
 import { createTemplateService } from './templates/service';
 import { unsubscribeRoutes } from './unsubscribe/routes';
 import { usageRoutes } from './usage/routes';
+import { webhookRoutes } from './webhooks/routes';
+import { createWebhookService } from './webhooks/service';
 
 export interface AppDeps {
   config: Config;
@@ -63,6 +66,8 @@ export interface AppDeps {
   blobs?: BlobStore;
   /** Options of the attachment URL fetcher (tests point it at a local stand-in of a public server). */
   attachmentFetch?: Partial<PublicFetchOptions>;
+  /** Options of the webhook URL check (tests point its resolver at a stand-in). */
+  webhookFetch?: Partial<PublicFetchOptions>;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
@@ -135,6 +140,14 @@ export function createApp(deps: AppDeps): Express {
   blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
   templateRoutes(table('Templates'), createTemplateService({ db, templateRenderer: deps.templateRenderer }));
   attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
+  webhookRoutes(
+    table('Webhooks'),
+    createWebhookService({
+      db,
+      masterKey: parseMasterKey(config.MASTER_KEY),
+      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
+    }),
+  );
 
   const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });
   // Every send checks its domain; a change of status reaches sends within DOMAIN_CACHE_TTL_MS.

@@ -47,9 +47,9 @@ export const configSchema = z.object({
   SEND_IN_FLIGHT_MAX: z.coerce.number().int().positive().default(400),
   BULK_LEAD_TIME_MS: z.coerce.number().int().positive().default(30_000),
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(500),
-  /** Whether this worker runs the dispatcher (at least one must; it is safe on all of them). */
+  /** Whether this worker runs the dispatchers, of messages and of webhook deliveries (at least one must; it is safe on all of them). */
   SEND_DISPATCHER: booleanString.default(true),
-  /** How often an idle dispatcher looks for new messages: the most a message waits to be started. */
+  /** How often an idle dispatcher looks for new messages (and webhook deliveries): the most one waits to be started. */
   SEND_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
@@ -87,6 +87,11 @@ export const configSchema = z.object({
     .transform((value) => value.split(',').map((server) => server.trim()).filter(Boolean)),
   INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
+  /**
+   * Webhook deliveries of one endpoint in flight at once (docs/webhooks.md): a slow or dead endpoint holds
+   * only these, and the rest of its backlog waits in Postgres, not in Temporal.
+   */
+  WEBHOOK_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000).default(10),
   /**
    * Encrypts secrets at rest (DKIM private keys, provider credentials): 32 bytes, base64 or hex. The
    * development default is public and refused in production.

@@ -29,3 +29,8 @@ export const MESSAGE_RECONCILER_WORKFLOW_ID = 'message-reconciler';
 export function sendBatchWorkflowId(firstMessageId: string): string {
   return `send-batch:${firstMessageId}`;
 }
+
+/** One workflow per run of a webhook delivery: the first run is `webhook:<deliveryId>`, a later one (a manual retry) adds its number. */
+export function webhookDeliveryWorkflowId(deliveryId: string, run: number): string {
+  return run === 1 ? `webhook:${deliveryId}` : `webhook:${deliveryId}:${run}`;
+}

@@ -1,6 +1,6 @@
 /**
- * Task queues. `control` runs the control plane (domain checks, reconcilers, usage rollups; later webhooks
- * and imports), so none of it ever waits behind a send backlog; `default` runs the send workflows and the
+ * Task queues. `control` runs the control plane (domain checks, reconcilers, usage rollups, webhook
+ * deliveries; later imports), so none of it ever waits behind a send backlog; `default` runs the send workflows and the
  * activities that touch only our own systems; `sends` runs the provider calls, paced per provider.
  */
 export const TASK_QUEUES = {

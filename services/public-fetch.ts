@@ -1,15 +1,16 @@
-import type { IncomingMessage } from 'node:http';
-import { request } from 'node:https';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { classifyAddress, isLoopbackName } from '../core/public-address';
 
 /**
- * Fetches a customer-given URL without letting it reach anything but the public internet (SSRF).
- * Every hop is https; its host is resolved here, every address it resolves to must be public, and the
- * connection goes to the address that was checked (so a DNS answer that changes between check and
- * connect cannot lead inside). Redirects are followed by hand, each one checked again. Size and total
- * time are bounded. A refusal happens before any connection is opened.
+ * Reaches a customer-given URL (an attachment to fetch, a webhook to call) without letting it reach
+ * anything but the public internet (SSRF). Every hop is https; its host is resolved here, every address
+ * it resolves to must be public, and the connection goes to the address that was checked (so a DNS
+ * answer that changes between check and connect, DNS rebinding, cannot lead inside). Redirects are
+ * followed by hand, each one checked again. Size and total time are bounded. A refusal happens before
+ * any connection is opened.
  */
 export interface PublicFetchOptions {
   maxBytes: number;
@@ -25,6 +26,11 @@ export interface PublicFetchOptions {
   testOnlyPublicLoopbackPort?: number;
   /** Extra trusted certificate authorities (PEM), for a test server's self-signed certificate. */
   ca?: string;
+  /**
+   * Local development and tests only (WEBHOOKS_ALLOW_PRIVATE_TARGETS): http URLs and private, loopback
+   * and link-local addresses are allowed, so a receiver on the developer's machine can be reached.
+   */
+  allowPrivateTargets?: boolean;
   /**
    * Bytes left for several fetches together (a message's attachments), shared and decremented as bodies
    * arrive, so concurrent fetches cannot hold more than the message may carry.
@@ -69,14 +75,15 @@ export interface FetchedFile {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-function target(raw: string): URL {
+function target(raw: string, options: Pick<PublicFetchOptions, 'allowPrivateTargets'>): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw new PublicFetchError('invalid_url', 'not a valid URL');
   }
-  if (url.protocol !== 'https:') throw new PublicFetchError('not_https', `only https URLs are fetched, not ${url.protocol}`);
+  const allowed = options.allowPrivateTargets ? ['https:', 'http:'] : ['https:'];
+  if (!allowed.includes(url.protocol)) throw new PublicFetchError('not_https', `only https URLs are allowed, not ${url.protocol}`);
   if (url.username || url.password) throw new PublicFetchError('invalid_url', 'URLs with credentials are not fetched');
   return url;
 }
@@ -102,8 +109,8 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 async function vet(url: URL, options: PublicFetchOptions, signal: AbortSignal): Promise<string> {
   // The URL parser has already turned 127.1, 0x7f000001, 2130706433 and 017700000001 into 127.0.0.1.
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(url.port || 443);
-  if (isLoopbackName(hostname)) throw new PublicFetchError('blocked_address', `${hostname} is a loopback name`);
+  const port = portOf(url);
+  if (isLoopbackName(hostname) && !options.allowPrivateTargets) throw new PublicFetchError('blocked_address', `${hostname} is a loopback name`);
   let addresses: string[];
   if (isIP(hostname)) {
     addresses = [hostname];
@@ -116,6 +123,7 @@ async function vet(url: URL, options: PublicFetchOptions, signal: AbortSignal): 
     }
   }
   if (!addresses.length) throw new PublicFetchError('unresolvable', `${hostname} does not resolve`);
+  if (options.allowPrivateTargets) return addresses[0];
   // Every address must be public: a name that also resolves inside could be steered there.
   for (const address of addresses) {
     const standIn = options.testOnlyPublicLoopbackPort === port && (address === '127.0.0.1' || address === '::1');
@@ -127,18 +135,29 @@ async function vet(url: URL, options: PublicFetchOptions, signal: AbortSignal): 
   return addresses[0];
 }
 
-function get(url: URL, address: string, options: PublicFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {
+function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'http:' ? 80 : 443));
+}
+
+interface RequestInit {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+function send(url: URL, address: string, options: PublicFetchOptions, signal: AbortSignal, init: RequestInit): Promise<IncomingMessage> {
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
   return new Promise((resolve, reject) => {
     const req = request(
       {
         host: address,
-        port: Number(url.port || 443),
+        port: portOf(url),
         path: `${url.pathname}${url.search}`,
-        method: 'GET',
+        method: init.method,
         // The certificate is checked against the URL's name (SNI too), while the socket goes to the vetted address.
         servername: isIP(hostname) ? '' : hostname,
-        headers: { host: url.host, accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'messaging-attachments/1.0' },
+        headers: { host: url.host, 'accept-encoding': 'identity', ...init.headers },
         agent: false,
         ca: options.ca,
         signal,
@@ -148,7 +167,7 @@ function get(url: URL, address: string, options: PublicFetchOptions, signal: Abo
     req.on('error', (error) => {
       reject(signal.aborted ? new PublicFetchError('timeout', 'the fetch took too long') : new PublicFetchError('network', error.message));
     });
-    req.end();
+    req.end(init.body);
   });
 }
 
@@ -192,15 +211,15 @@ export async function fetchPublicFile(raw: string, overrides: Partial<PublicFetc
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
   const { signal } = controller;
   try {
-    let url = target(raw);
+    let url = target(raw, options);
     for (let redirects = 0; ; redirects += 1) {
       const address = await vet(url, options, signal);
-      const response = await get(url, address, options, signal);
+      const response = await send(url, address, options, signal, { method: 'GET', headers: { accept: '*/*', 'user-agent': 'messaging-attachments/1.0' } });
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status) && response.headers.location) {
         response.resume();
         if (redirects >= options.maxRedirects) throw new PublicFetchError('too_many_redirects', `more than ${options.maxRedirects} redirects`);
-        url = target(followLocation(response.headers.location, url));
+        url = target(followLocation(response.headers.location, url), options);
         continue;
       }
       if (status < 200 || status > 299) {
@@ -210,6 +229,51 @@ export async function fetchPublicFile(raw: string, overrides: Partial<PublicFetc
       const bytes = await readBody(response, options, signal);
       return { bytes, contentType: response.headers['content-type'] ?? null, url: url.toString() };
     }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Checks that a URL may be reached (scheme, and every address its host resolves to now) without
+ * connecting: what a webhook's URL must pass when it is saved. Its calls are checked again each time.
+ */
+export async function checkPublicUrl(raw: string, overrides: Partial<PublicFetchOptions> = {}): Promise<void> {
+  const options: PublicFetchOptions = { ...PUBLIC_FETCH_DEFAULTS, ...overrides };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  try {
+    await vet(target(raw, options), options, controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * POSTs a body and answers the status code, whatever it is, once the response headers arrive within
+ * `timeoutMs` (resolution and connection included). Redirects are not followed (a webhook receiver
+ * answers where it was asked); the response body is not read.
+ */
+export async function postPublic(
+  raw: string,
+  request: { body: string; headers: Record<string, string> },
+  overrides: Partial<PublicFetchOptions> = {},
+): Promise<{ statusCode: number }> {
+  const options: PublicFetchOptions = { ...PUBLIC_FETCH_DEFAULTS, ...overrides };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  const { signal } = controller;
+  try {
+    const url = target(raw, options);
+    const address = await vet(url, options, signal);
+    const response = await send(url, address, options, signal, {
+      method: 'POST',
+      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      body: request.body,
+    });
+    // Only the status matters; a receiver streaming an endless body must not hold the socket.
+    response.destroy();
+    return { statusCode: response.statusCode ?? 0 };
   } finally {
     clearTimeout(timer);
   }

@@ -10,7 +10,7 @@ export interface WorkerOptions {
 }
 
 /**
- * The worker for the `control` queue: the control plane (domain checks, reconciler, usage rollup), which
+ * The worker for the `control` queue: the control plane (domain checks, reconciler, usage rollup, webhooks), which
  * never waits behind sends. Same workflows and activities; its own queue and pollers.
  */
 export async function createControlWorker(options: WorkerOptions): Promise<Worker> {

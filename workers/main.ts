@@ -12,6 +12,7 @@ import { startSingletons } from '../workflows/starts';
 import { createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { startMetricsServer } from './metrics-server';
+import { runWebhookDispatcher } from './webhook-dispatcher';
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
 async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
@@ -60,13 +61,23 @@ async function main(): Promise<void> {
     await createDefaultWorker(options),
     await createSendsWorker(options),
   ];
-  const dispatcher = config.SEND_DISPATCHER
-    ? runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS })
-    : null;
+  const dispatchers = config.SEND_DISPATCHER
+    ? [
+      runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS }),
+      runWebhookDispatcher({
+        db,
+        client,
+        taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+        logger,
+        perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT,
+        intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
+      }),
+    ]
+    : [];
   logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
-  await dispatcher?.stop();
+  await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   logger.info('worker stopped');
 }

@@ -1,7 +1,14 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
-import { DOMAIN_WATCHDOG_WORKFLOW_ID, MESSAGE_RECONCILER_WORKFLOW_ID, sendBatchWorkflowId, sendWorkflowId, USAGE_ROLLUP_WORKFLOW_ID } from '../core/ids';
+import {
+  DOMAIN_WATCHDOG_WORKFLOW_ID,
+  MESSAGE_RECONCILER_WORKFLOW_ID,
+  sendBatchWorkflowId,
+  sendWorkflowId,
+  USAGE_ROLLUP_WORKFLOW_ID,
+  webhookDeliveryWorkflowId,
+} from '../core/ids';
 import { taskQueueName } from '../core/task-queues';
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
@@ -10,6 +17,7 @@ import { messageReconcilerWorkflow } from './message-reconciler';
 import { sendBatchWorkflow } from './send-batch';
 import { sendMessageWorkflow } from './send-message';
 import { usageRollupWorkflow } from './usage-rollup';
+import { webhookDeliveryWorkflow, type WebhookDeliveryInput } from './webhook-delivery';
 
 /**
  * Every workflow start of the service, in one module the API and the workers share (never bundled into
@@ -83,6 +91,23 @@ export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: st
         CampaignId: first.campaignId,
         EnrollmentId: first.enrollmentId,
       }),
+    }),
+  );
+  return workflowId;
+}
+
+/**
+ * One run of a webhook delivery, on the control plane's queue and priority with the workspace as fairness
+ * key, so a workspace's burst of events neither waits behind sends nor crowds out other workspaces.
+ */
+export async function startWebhookDeliveryWorkflow(client: Client, taskQueuePrefix: string, delivery: WebhookDeliveryInput): Promise<string> {
+  const workflowId = webhookDeliveryWorkflowId(delivery.deliveryId, delivery.run);
+  await startOnce(() =>
+    client.workflow.start(webhookDeliveryWorkflow, {
+      ...controlPlaneStart(taskQueuePrefix, delivery.workspaceId),
+      workflowId,
+      args: [delivery],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
     }),
   );
   return workflowId;

@@ -8,6 +8,7 @@ import { type ActivityDeps, createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
+import { runWebhookDispatcher } from '../../workers/webhook-dispatcher';
 import { createIsolatedDatabase } from './isolated-database';
 import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
@@ -25,6 +26,7 @@ export interface EmailStack {
   startWorkers: () => Promise<void>;
   /** Stops the Temporal workers; the dispatcher goes on starting workflows, which then wait for a worker. */
   stopWorkers: () => Promise<void>;
+  /** Starts the dispatchers: of messages, and of webhook deliveries. */
   startDispatcher: () => void;
   stopDispatcher: () => Promise<void>;
   close: () => Promise<void>;
@@ -39,6 +41,8 @@ export async function startEmailStack(
   options: {
     snsAgent?: Agent;
     attachmentFetch?: AppDeps['attachmentFetch'];
+    /** The webhook URL check's and calls' fetcher options (a resolver stand-in). */
+    webhookFetch?: AppDeps['webhookFetch'];
     overrides?: Record<string, string>;
     /** Extra activity dependencies (a metrics registry, a slowed step). */
     activities?: Omit<Partial<ActivityDeps>, 'db' | 'config'>;
@@ -49,23 +53,28 @@ export async function startEmailStack(
   const database = options.overrides?.DATABASE_URL ? null : await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
   const api = await startApi(
     { TASK_QUEUE_PREFIX: prefix, SMTP_URL: sink.url, EMAIL_PROVIDER: 'smtp', SEND_RATE_PER_SECOND: '1000', ...(database && { DATABASE_URL: database.url }), ...options.overrides },
-    { snsAgent: options.snsAgent, attachmentFetch: options.attachmentFetch },
+    { snsAgent: options.snsAgent, attachmentFetch: options.attachmentFetch, webhookFetch: options.webhookFetch },
   );
   const config = api.config;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
-  let dispatcher: { stop: () => Promise<void> } | null = null;
+  let dispatchers: Array<{ stop: () => Promise<void> }> = [];
 
   const startDispatcher = () => {
-    dispatcher ??= runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger: pino({ level: 'silent' }), channels: dispatcherChannels(config), intervalMs: 50 });
+    if (dispatchers.length) return;
+    const logger = pino({ level: 'silent' });
+    dispatchers = [
+      runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs: 50 }),
+      runWebhookDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT, intervalMs: 50 }),
+    ];
   };
   const stopDispatcher = async () => {
-    await dispatcher?.stop();
-    dispatcher = null;
+    await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+    dispatchers = [];
   };
   const startWorkers = async () => {
-    const activities = createActivities({ db: api.db, config, temporal: client, redis: api.redis, ...options.activities });
+    const activities = createActivities({ db: api.db, config, temporal: client, redis: api.redis, webhookFetch: options.webhookFetch, ...options.activities });
     const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities };
     const workers = [
       await createControlWorker(workerOptions),

@@ -37,19 +37,19 @@ describe('request and error logs carry no secrets', () => {
   afterAll(() => api.close());
 
   /** Sends a request with its own request id and returns the log lines about it, once its request log is written. */
-  async function logged(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; requestId: string; text: string }> {
+  async function logged(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; requestId: string; text: string; answer: string }> {
     const requestId = `redaction-${randomUUID()}`;
     const response = await fetch(`${api.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${key}`, 'x-request-id': requestId, cookie: `session=${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    await response.text();
+    const answer = await response.text();
     // pino-http writes the request log when the response finishes, which may be after the client has it.
     const deadline = Date.now() + 2_000;
     const about = () => lines.filter((line) => line.includes(requestId));
     while (!about().some((line) => line.includes('"statusCode"')) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 10));
-    return { status: response.status, requestId, text: about().join('\n') };
+    return { status: response.status, requestId, text: about().join('\n'), answer };
   }
 
   function expectNoSecrets(text: string, ...secrets: string[]) {
@@ -113,5 +113,22 @@ describe('request and error logs carry no secrets', () => {
       expect(text).toContain('"url":"/unsubscribe/[Redacted]"');
       expectNoSecrets(text, token);
     }
+  });
+
+  it('creating a webhook and rotating its secret log neither secret', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    // A public address written as such: the URL check needs no resolver.
+    const created = await fetch(`${api.url}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'https://93.184.216.34/hooks', events: ['*'] }),
+    });
+    const { webhook, secret } = (await created.json()) as { webhook: { id: string }; secret: string };
+    expect(secret).toMatch(/^whsec_/);
+    const { status, text, answer } = await logged('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, apiKey);
+    expect(status).toBe(200);
+    expect(text).toContain('"statusCode":200');
+    const rotated = (JSON.parse(answer) as { secret: string }).secret;
+    expectNoSecrets(lines.join('\n'), secret.slice(6), rotated.slice(6));
   });
 });

@@ -1,4 +1,4 @@
-import { fetchPublicFile, type PublicFetchOptions } from '../../services/public-fetch';
+import { fetchPublicFile, postPublic, type PublicFetchOptions } from '../../services/public-fetch';
 import { guardSockets, type SocketGuard, type StandInServer, standInResolver, startStandInServer } from '../helpers/ssrf-stand-in';
 
 /**
@@ -22,6 +22,7 @@ describe('fetching a customer-given URL', () => {
   let server: StandInServer;
   let guard: SocketGuard;
   let options: Partial<PublicFetchOptions>;
+  const posted: Array<{ method: string; body: string; signature: string | undefined }> = [];
 
   beforeAll(async () => {
     guard = guardSockets();
@@ -37,6 +38,14 @@ describe('fetching a customer-given URL', () => {
         res.writeHead(200);
         for (let chunk = 0; chunk < 32; chunk += 1) res.write(Buffer.alloc(64 * 1024));
         res.end();
+      },
+      '/hook': (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          posted.push({ method: req.method ?? '', body: Buffer.concat(chunks).toString(), signature: req.headers['webhook-signature'] as string | undefined });
+          res.writeHead(204).end();
+        });
       },
       '/slow': () => {
         // Never answers: the fetch must give up on its own.
@@ -171,5 +180,41 @@ describe('fetching a customer-given URL', () => {
   it('a certificate that does not name the host is refused', async () => {
     const renamed = { ...options, resolveHost: standInResolver({ 'other.test': ['127.0.0.1'] }) };
     await expect(fetchPublicFile(`https://other.test:${server.port}/file.pdf`, renamed)).rejects.toMatchObject({ reason: 'network' });
+  });
+
+  describe('POSTing (webhook calls) follows the same rules', () => {
+    const request = { body: '{"type":"email.sent"}', headers: { 'content-type': 'application/json', 'webhook-signature': 'v1,abc' } };
+
+    it('a public https URL gets the body and headers, and the answer is its status', async () => {
+      const attempts = guard.attempts.length;
+      expect(await postPublic(`https://files.test:${server.port}/hook`, request, options)).toEqual({ statusCode: 204 });
+      expect(posted.at(-1)).toEqual({ method: 'POST', body: request.body, signature: 'v1,abc' });
+      expect(guard.attempts.slice(attempts)).toEqual([`127.0.0.1:${server.port}`]);
+    });
+
+    it.each(['10.0.0.1', '169.254.169.254', 'internal.test', 'mixed.test', 'localhost'])('%s is refused before connecting', async (host) => {
+      const attempts = guard.attempts.length;
+      await expect(postPublic(`https://${host}/hook`, request, options)).rejects.toMatchObject({ reason: 'blocked_address' });
+      expect(guard.attempts.slice(attempts)).toEqual([]);
+    });
+
+    it('a redirect is an answer, never followed', async () => {
+      const requests = server.requests.length;
+      const to = 'https://internal.test/hook';
+      expect(await postPublic(`https://files.test:${server.port}/redirect?to=${encodeURIComponent(to)}`, request, options)).toEqual({ statusCode: 302 });
+      expect(server.requests.slice(requests)).toHaveLength(1);
+    });
+
+    it('a receiver that never answers is given up on at the timeout', async () => {
+      await expect(postPublic(`https://files.test:${server.port}/slow`, request, { ...options, timeoutMs: 300 })).rejects.toMatchObject({ reason: 'timeout' });
+    });
+
+    it('plain http and private addresses only with allowPrivateTargets (local development)', async () => {
+      await expect(postPublic(`http://files.test:${server.port}/hook`, request, options)).rejects.toMatchObject({ reason: 'not_https' });
+      // files.test resolves to loopback: refused as such without the test-only exception, allowed with the setting.
+      const loopback = { ...options, testOnlyPublicLoopbackPort: undefined };
+      await expect(postPublic(`https://files.test:${server.port}/hook`, request, loopback)).rejects.toMatchObject({ reason: 'blocked_address' });
+      expect(await postPublic(`https://files.test:${server.port}/hook`, request, { ...loopback, allowPrivateTargets: true })).toEqual({ statusCode: 204 });
+    });
   });
 });

@@ -7,6 +7,7 @@ import { domainOf } from '../core/addresses';
 import type { Config } from '../core/config';
 import { emailContentOf } from '../core/message-content';
 import { parseMasterKey } from '../core/secrets';
+import { trackingKey } from '../core/tracking/tokens';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
@@ -82,7 +83,10 @@ export function createActivities(deps: ActivityDeps) {
           db,
           observer,
           channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
-          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
+          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config)), {
+            baseUrl: config.PUBLIC_BASE_URL,
+            key: trackingKey(parseMasterKey(config.MASTER_KEY)),
+          }),
           sign: createDkimSigner(db, parseMasterKey(config.MASTER_KEY)),
           // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
           loadAttachments: async (message) => {

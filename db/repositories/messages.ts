@@ -1,4 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { TrackedLink } from '../../core/tracking/tracked-html';
+import { saveMessageLinks } from './message-links';
 
 export type MessageKind = 'transactional' | 'campaign' | 'automation';
 export type MessageStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'canceled';
@@ -36,6 +38,8 @@ export interface Engagement {
   contentClicks: number;
   lastLinkUrl: string | null;
   lastLinkRole: string | null;
+  /** Distinct links a person clicked, as written. */
+  links: string[];
   unsubscribed: boolean;
   bounced: boolean;
   lastEventAt: Date | null;
@@ -85,6 +89,7 @@ export interface MessageRow {
   content_clicks: number;
   last_link_url: string | null;
   last_link_role: string | null;
+  clicked_links: string[];
   unsubscribed: boolean;
   bounced: boolean;
   last_event_at: Date | null;
@@ -94,7 +99,7 @@ export interface MessageRow {
 
 type EngagementColumns = Pick<
   MessageRow,
-  'opens_human' | 'opens_machine' | 'clicks' | 'content_clicks' | 'last_link_url' | 'last_link_role' | 'unsubscribed' | 'bounced' | 'last_event_at'
+  'opens_human' | 'opens_machine' | 'clicks' | 'content_clicks' | 'last_link_url' | 'last_link_role' | 'clicked_links' | 'unsubscribed' | 'bounced' | 'last_event_at'
 >;
 
 function toEngagement(row: EngagementColumns): Engagement {
@@ -105,6 +110,7 @@ function toEngagement(row: EngagementColumns): Engagement {
     contentClicks: row.content_clicks,
     lastLinkUrl: row.last_link_url,
     lastLinkRole: row.last_link_role,
+    links: row.clicked_links,
     unsubscribed: row.unsubscribed,
     bounced: row.bounced,
     lastEventAt: row.last_event_at,
@@ -165,14 +171,21 @@ export interface RenderedEmail {
   text?: string;
   headers: Record<string, string>;
   templateVersionId: string | null;
+  /** The tracked links of the HTML (its click redirects lead there); stored in their own table, not with the content. */
+  links?: TrackedLink[];
 }
 
+/** What a message rendered, with its link table in the same transaction: no redirect ever points at a missing row. */
 export async function saveRendered(db: Sequelize, workspaceId: string, messageId: string, rendered: RenderedEmail): Promise<void> {
-  await db.query(
-    `UPDATE messages SET rendered = $3, template_version_id = $4, subject = COALESCE(subject, $5), updated_at = now()
-     WHERE workspace_id = $1 AND id = $2`,
-    { bind: [workspaceId, messageId, JSON.stringify(rendered), rendered.templateVersionId, rendered.subject] },
-  );
+  const { links = [], ...content } = rendered;
+  await db.transaction(async (transaction) => {
+    await db.query(
+      `UPDATE messages SET rendered = $3, template_version_id = $4, subject = COALESCE(subject, $5), updated_at = now()
+       WHERE workspace_id = $1 AND id = $2`,
+      { bind: [workspaceId, messageId, JSON.stringify(content), rendered.templateVersionId, rendered.subject], transaction },
+    );
+    await saveMessageLinks(db, workspaceId, messageId, links, transaction);
+  });
 }
 
 /** Moves a message only forward from the statuses given, so a late or repeated step cannot undo a later one. */
@@ -218,7 +231,7 @@ type MessageListRow = Pick<
   EngagementColumns;
 
 const LIST_COLUMNS = `id, status, kind, to_addresses, from_address, subject, campaign_id, enrollment_id, contact_id, created_at,
-  opens_human, opens_machine, clicks, content_clicks, last_link_url, last_link_role, unsubscribed, bounced, last_event_at`;
+  opens_human, opens_machine, clicks, content_clicks, last_link_url, last_link_role, clicked_links, unsubscribed, bounced, last_event_at`;
 
 function toListItem(row: MessageListRow): MessageListItem {
   return {

@@ -1,0 +1,86 @@
+import { isbot } from 'isbot';
+import { APPLE_PROXY_AGENT, fromAppleNetwork, fromScannerNetwork, GOOGLE_IMAGE_PROXY_AGENT, SCANNER_AGENT } from './known-fetchers';
+
+/**
+ * Who is behind an open or a click (decisions.md, "Engagement classification"). Only `human` counts as
+ * engagement. The rules are tried in order and the first that applies decides; its name is kept with the
+ * event as `reason`, so every decision can be explained.
+ */
+export type Classification = 'human' | 'machine' | 'prefetch' | 'bot';
+
+export interface Hit {
+  kind: 'open' | 'click';
+  method: string;
+  userAgent: string;
+  /** The client's address as the API sees it (TRUST_PROXY decides whether X-Forwarded-For counts). */
+  ip: string;
+  /** Epoch milliseconds. */
+  at: number;
+  /** A click on the hidden honeypot link. */
+  honeypot: boolean;
+}
+
+export interface HitContext {
+  /** When the provider accepted the message (epoch ms); null when a click came before that was recorded. */
+  sentAt: number | null;
+  /** Other links of the same message clicked within BURST_WINDOW_MS of this click. */
+  otherLinksNearby: number;
+}
+
+export interface Verdict {
+  classification: Classification;
+  reason: string;
+}
+
+/** A scanner opens links as the message arrives; a person has not read it yet. */
+export const DELIVERY_GRACE_MS = 10_000;
+/** Nobody clicks two different links of an email within a second. */
+export const BURST_WINDOW_MS = 1_000;
+
+interface Rule {
+  reason: string;
+  applies: (hit: Hit, context: HitContext) => boolean;
+  classification: Classification | ((hit: Hit) => Classification);
+}
+
+const RULES: Rule[] = [
+  // Link checkers ask for headers only; a browser never does.
+  { reason: 'head-request', applies: (hit) => hit.method === 'HEAD', classification: 'bot' },
+  { reason: 'honeypot-link', applies: (hit) => hit.kind === 'click' && hit.honeypot, classification: 'bot' },
+  // Before the agent rules: isbot counts this proxy as a bot, but it fetches when the person opens.
+  { reason: 'google-image-proxy', applies: (hit) => hit.kind === 'open' && GOOGLE_IMAGE_PROXY_AGENT.test(hit.userAgent), classification: 'human' },
+  { reason: 'apple-privacy-proxy-network', applies: (hit) => hit.kind === 'open' && fromAppleNetwork(hit.ip), classification: 'prefetch' },
+  { reason: 'apple-privacy-proxy-agent', applies: (hit) => hit.kind === 'open' && hit.userAgent.trim() === APPLE_PROXY_AGENT, classification: 'prefetch' },
+  { reason: 'scanner-network', applies: (hit) => fromScannerNetwork(hit.ip), classification: 'bot' },
+  { reason: 'scanner-user-agent', applies: (hit) => SCANNER_AGENT.test(hit.userAgent), classification: 'bot' },
+  // An automated agent fetching the pixel is a cache or archiver (machine); following a link, a checker (bot).
+  {
+    reason: 'automated-user-agent',
+    applies: (hit) => hit.userAgent.trim() === '' || isbot(hit.userAgent),
+    classification: (hit) => (hit.kind === 'open' ? 'machine' : 'bot'),
+  },
+  {
+    reason: 'click-at-delivery',
+    applies: (hit, context) => hit.kind === 'click' && (context.sentAt === null || hit.at - context.sentAt < DELIVERY_GRACE_MS),
+    classification: 'bot',
+  },
+  { reason: 'link-burst', applies: (hit, context) => hit.kind === 'click' && context.otherLinksNearby > 0, classification: 'bot' },
+];
+
+export function classifyHit(hit: Hit, context: HitContext): Verdict {
+  for (const rule of RULES) {
+    if (rule.applies(hit, context)) {
+      return { classification: typeof rule.classification === 'function' ? rule.classification(hit) : rule.classification, reason: rule.reason };
+    }
+  }
+  return { classification: 'human', reason: 'no-automation-sign' };
+}
+
+/** How many other links of the message were clicked within the burst window of this click. */
+export function otherLinksNear(clicks: ReadonlyArray<{ position: number; at: number }>, click: { position: number; at: number }): number {
+  const others = new Set<number>();
+  for (const other of clicks) {
+    if (other.position !== click.position && Math.abs(other.at - click.at) <= BURST_WINDOW_MS) others.add(other.position);
+  }
+  return others.size;
+}

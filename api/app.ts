@@ -46,6 +46,7 @@ import { suppressionRoutes } from './suppressions/routes';
 import { createTagService } from './tags/service';
 import { tagRoutes } from './tags/routes';
 import { templateRoutes } from './templates/routes';
+import type { Tracking } from './tracking/tracking';
 import { createTemplateService } from './templates/service';
 import { usageRoutes } from './usage/routes';
 
@@ -64,6 +65,8 @@ export interface AppDeps {
   attachmentFetch?: Partial<PublicFetchOptions>;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
+  /** The public pixel and click redirects with their hit buffer; whoever creates the app closes it (api/tracking/tracking.ts). */
+  tracking: Tracking;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
   extend?: (api: Router, edge: RequestHandler[]) => void;
 }
@@ -74,6 +77,7 @@ export function createApp(deps: AppDeps): Express {
   const { config, db, redis } = deps;
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(
     pinoHttp({
@@ -102,6 +106,7 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
+  app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
     const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
     app.get('/metrics', ...guard, async (_req, res) => {

@@ -90,7 +90,8 @@ export function createApp(deps: AppDeps): Express {
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      // Tracking hits are stored as events; a log line each would only repeat them, at the highest volume of all.
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || Boolean(req.url?.startsWith('/t/')) },
     }),
   );
   const metrics = createHttpMetrics();

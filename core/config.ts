@@ -73,7 +73,7 @@ export const configSchema = z.object({
    */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(15_000),
   /** How often the API writes buffered pixel and click hits (docs/tracking.md); they are also written on SIGTERM. */
-  TRACKING_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  TRACKING_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
   /**
    * Express's `trust proxy`: which proxies in front of the API may name the client in X-Forwarded-For
    * (`false`, `true`, a hop count, or addresses such as `loopback, 10.0.0.0/8`). Tracking classifies hits

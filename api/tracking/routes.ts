@@ -42,7 +42,8 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
       res.status(404).type('text/plain').set('Cache-Control', 'no-store').send('Not found');
       return;
     }
-    res.set('Cache-Control', 'no-store').redirect(302, link.target);
+    // location() encodes what a header cannot carry; no body, so none of redirect()'s content negotiation.
+    res.location(link.target).set('Cache-Control', 'no-store').status(302).end();
     deps.hits.record({ kind: 'click', messageId: target.messageId, link, sentAt: message.sentAt?.getTime() ?? null, ...hit });
   });
 

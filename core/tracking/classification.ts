@@ -1,5 +1,5 @@
 import { isbot } from 'isbot';
-import { APPLE_PROXY_AGENT, fromAppleNetwork, fromScannerNetwork, GOOGLE_IMAGE_PROXY_AGENT, SCANNER_AGENT } from './known-fetchers';
+import { type Address, APPLE_PROXY_AGENT, fromAppleNetwork, fromScannerNetwork, GOOGLE_IMAGE_PROXY_AGENT, parseAddress, SCANNER_AGENT } from './known-fetchers';
 
 /**
  * Who is behind an open or a click (decisions.md, "Engagement classification"). Only `human` counts as
@@ -37,9 +37,12 @@ export const DELIVERY_GRACE_MS = 10_000;
 /** Nobody clicks two different links of an email within a second. */
 export const BURST_WINDOW_MS = 1_000;
 
+/** What the rules read: the hit, its context, and the client's address parsed once. */
+type Judged = HitContext & { address: () => Address };
+
 interface Rule {
   reason: string;
-  applies: (hit: Hit, context: HitContext) => boolean;
+  applies: (hit: Hit, context: Judged) => boolean;
   classification: Classification | ((hit: Hit) => Classification);
 }
 
@@ -49,9 +52,9 @@ const RULES: Rule[] = [
   { reason: 'honeypot-link', applies: (hit) => hit.kind === 'click' && hit.honeypot, classification: 'bot' },
   // Before the agent rules: isbot counts this proxy as a bot, but it fetches when the person opens.
   { reason: 'google-image-proxy', applies: (hit) => hit.kind === 'open' && GOOGLE_IMAGE_PROXY_AGENT.test(hit.userAgent), classification: 'human' },
-  { reason: 'apple-privacy-proxy-network', applies: (hit) => hit.kind === 'open' && fromAppleNetwork(hit.ip), classification: 'prefetch' },
+  { reason: 'apple-privacy-proxy-network', applies: (hit, context) => hit.kind === 'open' && fromAppleNetwork(context.address()), classification: 'prefetch' },
   { reason: 'apple-privacy-proxy-agent', applies: (hit) => hit.kind === 'open' && hit.userAgent.trim() === APPLE_PROXY_AGENT, classification: 'prefetch' },
-  { reason: 'scanner-network', applies: (hit) => fromScannerNetwork(hit.ip), classification: 'bot' },
+  { reason: 'scanner-network', applies: (_hit, context) => fromScannerNetwork(context.address()), classification: 'bot' },
   { reason: 'scanner-user-agent', applies: (hit) => SCANNER_AGENT.test(hit.userAgent), classification: 'bot' },
   // An automated agent fetching the pixel is a cache or archiver (machine); following a link, a checker (bot).
   {
@@ -68,8 +71,10 @@ const RULES: Rule[] = [
 ];
 
 export function classifyHit(hit: Hit, context: HitContext): Verdict {
+  let parsed: Address | undefined;
+  const judged: Judged = { ...context, address: () => (parsed === undefined ? (parsed = parseAddress(hit.ip)) : parsed) };
   for (const rule of RULES) {
-    if (rule.applies(hit, context)) {
+    if (rule.applies(hit, judged)) {
       return { classification: typeof rule.classification === 'function' ? rule.classification(hit) : rule.classification, reason: rule.reason };
     }
   }

@@ -35,12 +35,20 @@ const parse = (cidrs: string[]): Network[] => cidrs.map((cidr) => ipaddr.parseCI
 const apple = parse(APPLE_NETWORKS);
 const scanners = parse(SCANNER_NETWORKS);
 
-function inAny(ip: string, networks: Network[]): boolean {
-  if (!ipaddr.isValid(ip)) return false;
-  // An IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d.
-  const address = ipaddr.process(ip);
-  return networks.some((network) => address.kind() === network[0].kind() && address.match(network));
+export type Address = ipaddr.IPv4 | ipaddr.IPv6 | null;
+
+/** Parsed once per hit; an IPv4 client on a dual-stack socket arrives as ::ffff:a.b.c.d and is read as IPv4. */
+export function parseAddress(ip: string): Address {
+  try {
+    return ipaddr.process(ip);
+  } catch {
+    return null;
+  }
 }
 
-export const fromAppleNetwork = (ip: string) => inAny(ip, apple);
-export const fromScannerNetwork = (ip: string) => inAny(ip, scanners);
+function inAny(address: Address, networks: Network[]): boolean {
+  return address !== null && networks.some((network) => address.kind() === network[0].kind() && address.match(network));
+}
+
+export const fromAppleNetwork = (address: Address) => inAny(address, apple);
+export const fromScannerNetwork = (address: Address) => inAny(address, scanners);

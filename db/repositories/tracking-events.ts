@@ -59,8 +59,9 @@ export async function recordTrackingEvents(db: Sequelize, events: readonly Track
          last_link_role = CASE WHEN moved.last_link_url IS NULL THEN m.last_link_role ELSE moved.last_link_role END,
          clicked_links = ARRAY(SELECT DISTINCT unnest(m.clicked_links || moved.clicked)),
          -- Engagement moves with human events only: a scanner's visit is not the message's last activity.
-         last_event_at = GREATEST(m.last_event_at, moved.last_human_at),
-         updated_at = now()
+         -- updated_at is left alone: it tells the reconciler when the delivery last moved, and leaving every
+         -- indexed column unchanged lets Postgres update the row in place (HOT) at the rate hits arrive.
+         last_event_at = GREATEST(m.last_event_at, moved.last_human_at)
        FROM moved JOIN locked ON locked.id = moved.message_id WHERE m.id = moved.message_id
        RETURNING 1
      )

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { isAppError } from '../core/errors';
@@ -15,7 +16,7 @@ export interface EmailTracking {
   /** PUBLIC_BASE_URL: where the pixel and click redirects are served. */
   baseUrl: string;
   /** Signs the tracking tokens (derived from MASTER_KEY). */
-  key: Buffer;
+  key: KeyObject;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
 import { verifyTrackingToken } from '../../core/tracking/tokens';
 import type { TrackingHitBuffer } from './hit-buffer';
@@ -7,7 +8,7 @@ import type { TrackedMessageCache } from './message-cache';
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 export interface TrackingRouteDeps {
-  key: Buffer;
+  key: KeyObject;
   messages: TrackedMessageCache;
   hits: TrackingHitBuffer;
 }

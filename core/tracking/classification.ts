@@ -46,6 +46,21 @@ interface Rule {
   classification: Classification | ((hit: Hit) => Classification);
 }
 
+/**
+ * isbot's verdict per agent, remembered: its pattern is long, and the agents of a day's hits are few. A
+ * bounded map, emptied when full, so a flood of made-up agents costs memory for a moment only.
+ */
+const KNOWN_AGENTS = new Map<string, boolean>();
+function automatedAgent(userAgent: string): boolean {
+  let verdict = KNOWN_AGENTS.get(userAgent);
+  if (verdict === undefined) {
+    verdict = userAgent.trim() === '' || isbot(userAgent);
+    if (KNOWN_AGENTS.size >= 10_000) KNOWN_AGENTS.clear();
+    KNOWN_AGENTS.set(userAgent, verdict);
+  }
+  return verdict;
+}
+
 const RULES: Rule[] = [
   // Link checkers ask for headers only; a browser never does.
   { reason: 'head-request', applies: (hit) => hit.method === 'HEAD', classification: 'bot' },
@@ -59,7 +74,7 @@ const RULES: Rule[] = [
   // An automated agent fetching the pixel is a cache or archiver (machine); following a link, a checker (bot).
   {
     reason: 'automated-user-agent',
-    applies: (hit) => hit.userAgent.trim() === '' || isbot(hit.userAgent),
+    applies: (hit) => automatedAgent(hit.userAgent),
     classification: (hit) => (hit.kind === 'open' ? 'machine' : 'bot'),
   },
   {

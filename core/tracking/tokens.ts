@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 /**
  * Signed tokens of the open pixel and click redirects. A token names a message and, for a click, the
@@ -12,9 +12,12 @@ const SIGNATURE_BYTES = 16;
 const UUID_HEX = /^[0-9a-f]{32}$/;
 const POSITION = /^(0|[1-9]\d{0,3})$/;
 
-/** A key of its own for tracking, so a leaked tracking key reveals nothing about MASTER_KEY's other uses. */
-export function trackingKey(masterKey: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging tracking tokens v1', 32));
+/**
+ * A key of its own for tracking, so a leaked tracking key reveals nothing about MASTER_KEY's other uses.
+ * A KeyObject, made once: HMAC with a raw Buffer imports the key again on every hit.
+ */
+export function trackingKey(masterKey: Buffer): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging tracking tokens v1', 32)));
 }
 
 function payloadOf(target: TrackingTarget): string {
@@ -22,11 +25,11 @@ function payloadOf(target: TrackingTarget): string {
   return target.kind === 'open' ? `${id}.o` : `${id}.${target.position}`;
 }
 
-function signature(key: Buffer, payload: string): Buffer {
+function signature(key: KeyObject, payload: string): Buffer {
   return createHmac('sha256', key).update(payload).digest().subarray(0, SIGNATURE_BYTES);
 }
 
-export function signTrackingToken(key: Buffer, target: TrackingTarget): string {
+export function signTrackingToken(key: KeyObject, target: TrackingTarget): string {
   const payload = payloadOf(target);
   return `${payload}.${signature(key, payload).toString('base64url')}`;
 }
@@ -36,7 +39,7 @@ function uuidOf(hex: string): string {
 }
 
 /** The target of a genuine token, or null for anything else (malformed, altered, signed with another key). */
-export function verifyTrackingToken(key: Buffer, token: string): TrackingTarget | null {
+export function verifyTrackingToken(key: KeyObject, token: string): TrackingTarget | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
   const [hex, which, signed] = parts;

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { canonicalUrl, isTrackable, type Utm, withUtm } from './link-urls';
 import { type LinkRole, linkRole } from './link-roles';
 import { type ScannedLink, scanLinks } from './link-scan';
@@ -31,7 +32,7 @@ export interface TrackingOptions {
   /** PUBLIC_BASE_URL: where the pixel and redirects are served, and links never rewritten. */
   baseUrl: string;
   messageId: string;
-  key: Buffer;
+  key: KeyObject;
   /** Where a click on the honeypot goes (a scanner must still get a 302). */
   honeypotTarget: string;
 }

@@ -1,12 +1,13 @@
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createEmailRenderer } from '../../activities/email-render';
+import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';
 import { createTemplateRenderer, type TemplateRenderer } from '../../services/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace, type TestWorkspace } from '../helpers/factories';
 
 const BUDGET_MS = 300;
-const tracking = { baseUrl: 'https://track.example', key: Buffer.alloc(32, 1) };
+const tracking = { baseUrl: 'https://track.example', key: trackingKey(Buffer.alloc(32, 1)) };
 
 /** A hundred blocks of about 160 ms of loops each: no piece comes near liquidjs' own 2 s limit, the whole takes 16 s. */
 const slowBlock = { type: 'heading', text: '{% for a in (1..600) %}{% for b in (1..600) %}{% endfor %}{% endfor %}Slow' };

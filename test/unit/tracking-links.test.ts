@@ -2,9 +2,9 @@ import { canonicalUrl, defaultUtm, isTrackable, withUtm } from '../../core/track
 import { linkRole } from '../../core/tracking/link-roles';
 import { scanLinks } from '../../core/tracking/link-scan';
 import { trackHtml, type TrackingOptions } from '../../core/tracking/tracked-html';
-import { verifyTrackingToken } from '../../core/tracking/tokens';
+import { trackingKey, verifyTrackingToken } from '../../core/tracking/tokens';
 
-const key = Buffer.alloc(32, 7);
+const key = trackingKey(Buffer.alloc(32, 7));
 const messageId = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const utm = defaultUtm('mail.acme.com', 'transactional');
 const options: TrackingOptions = { track: true, utm, baseUrl: 'https://t.acme.io', messageId, key, honeypotTarget: 'https://mail.acme.com/' };

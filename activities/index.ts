@@ -9,6 +9,7 @@ import { emailContentOf } from '../core/message-content';
 import { unsubscribeUrl } from '../core/list-unsubscribe';
 import { parseMasterKey } from '../core/secrets';
 import { unsubscribeTokens } from '../core/unsubscribe-token';
+import { trackingKey } from '../core/tracking/tokens';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
@@ -95,7 +96,10 @@ export function createActivities(deps: ActivityDeps) {
           db,
           observer,
           channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
-          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config))),
+          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config)), {
+            baseUrl: config.PUBLIC_BASE_URL,
+            key: trackingKey(masterKey),
+          }),
           sign: createDkimSigner(db, masterKey),
           unsubscribeUrl: (claims) => unsubscribeUrl(config.PUBLIC_BASE_URL, unsubscribe.sign(claims)),
           // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).

@@ -47,6 +47,7 @@ import { suppressionRoutes } from './suppressions/routes';
 import { createTagService } from './tags/service';
 import { tagRoutes } from './tags/routes';
 import { templateRoutes } from './templates/routes';
+import type { Tracking } from './tracking/tracking';
 import { createTemplateService } from './templates/service';
 import { unsubscribeRoutes } from './unsubscribe/routes';
 import { usageRoutes } from './usage/routes';
@@ -70,6 +71,8 @@ export interface AppDeps {
   webhookFetch?: Partial<PublicFetchOptions>;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
+  /** The public pixel and click redirects with their hit buffer; whoever creates the app closes it (api/tracking/tracking.ts). */
+  tracking: Tracking;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
   extend?: (api: Router, edge: RequestHandler[]) => void;
 }
@@ -80,6 +83,7 @@ export function createApp(deps: AppDeps): Express {
   const { config, db, redis } = deps;
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
 
   app.use(
     pinoHttp({
@@ -92,7 +96,8 @@ export function createApp(deps: AppDeps): Express {
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      // Tracking hits are stored as events; a log line each would only repeat them, at the highest volume of all.
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || Boolean(req.url?.startsWith('/t/')) },
     }),
   );
   const metrics = createHttpMetrics();
@@ -109,6 +114,7 @@ export function createApp(deps: AppDeps): Express {
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
   unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
+  app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
     const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
     app.get('/metrics', ...guard, async (_req, res) => {

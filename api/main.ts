@@ -9,6 +9,7 @@ import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { createApp } from './app';
 import { KeyCache } from './http/auth';
+import { createTracking } from './tracking/tracking';
 import { connectTemporalForApi } from './temporal-connection';
 
 async function main(): Promise<void> {
@@ -41,7 +42,8 @@ async function main(): Promise<void> {
   });
 
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
-  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer });
+  const tracking = createTracking({ config, db, logger });
+  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking });
   const server = app.listen(config.PORT, () => {
     logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');
   });
@@ -56,6 +58,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS).unref();
     server.close(async () => {
+      // Hits buffered up to the last request are written before the database goes.
+      await tracking.close();
       await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
       logger.info('api stopped');
       process.exit(0);

@@ -72,6 +72,17 @@ export const configSchema = z.object({
    * the request answers 503: no list, filter or preview holds a connection of the pool unbounded.
    */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(15_000),
+  /** How often the API writes buffered pixel and click hits (docs/tracking.md); they are also written on SIGTERM. */
+  TRACKING_FLUSH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
+  /**
+   * Express's `trust proxy`: which proxies in front of the API may name the client in X-Forwarded-For
+   * (`false`, `true`, a hop count, or addresses such as `loopback, 10.0.0.0/8`). Tracking classifies hits
+   * by the client's address (Apple's privacy proxy, scanner networks), so set it behind a load balancer.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value): boolean | number | string => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value)),
 
   // Deployment settings every instance understands (decisions.md).
   EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),

@@ -24,6 +24,8 @@ export const EmailContentSchema = z.object({
   attachments: z.array(AttachmentRefSchema).default([]),
   disableTracking: z.boolean().default(false),
   disableUtm: z.boolean().default(false),
+  /** utm_campaign of the links: the campaign's or automation's name, set by their sends; transactional sends leave it out. */
+  utmCampaign: z.string().optional(),
 });
 
 export type EmailContent = z.infer<typeof EmailContentSchema>;

@@ -1,5 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
+import { linkStats, messageClickedLinks } from '../../db/repositories/link-stats';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { findMessage, listMessages } from '../../db/repositories/messages';
 import { ok, type Reply, type RouteTable } from '../http/route';
@@ -7,6 +8,8 @@ import {
   EmailListQuery,
   EmailListSchema,
   EmailParams,
+  LinkStatListSchema,
+  LinkStatsQuery,
   MessageStatusSchema,
   SendEmailBatchBody,
   SendEmailBatchResultSchema,
@@ -14,7 +17,7 @@ import {
   SendResultSchema,
 } from './schemas';
 import type { SendOutcome, SendService } from './service';
-import { emailListRowView, messageStatusView } from './views';
+import { emailListRowView, linkStatsView, messageStatusView } from './views';
 import { z } from 'zod';
 
 function singleReply(outcome: SendOutcome, idempotencyKey: string): Reply {
@@ -84,6 +87,17 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
     },
   });
 
+  // Before /emails/:id, which would take "links" for an id.
+  routes.get('/emails/links', 'email:send', {
+    summary: 'Per-link click statistics of the workspace over a period (human clicks counted, machine clicks reported)',
+    query: LinkStatsQuery,
+    responses: { 200: { description: 'Links, most unique clicks first', schema: LinkStatListSchema } },
+    handle: async ({ principal, query }) => {
+      const scope = { from: query.from ? new Date(query.from) : undefined, until: query.until ? new Date(query.until) : undefined, campaignId: query.campaignId };
+      return ok(linkStatsView(await linkStats(db, principal.workspaceId, scope)));
+    },
+  });
+
   routes.get('/emails/:id', 'email:send', {
     summary: 'Status, metadata, attachments and the events timeline of a send',
     params: EmailParams,
@@ -91,7 +105,11 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
     handle: async ({ principal, params }) => {
       const message = await findMessage(db, principal.workspaceId, params.id);
       if (!message) throw AppError.notFound('Email');
-      return ok(messageStatusView(message, await listMessageEvents(db, principal.workspaceId, message.id)));
+      const [events, clicked] = await Promise.all([
+        listMessageEvents(db, principal.workspaceId, message.id),
+        messageClickedLinks(db, principal.workspaceId, message.id),
+      ]);
+      return ok(messageStatusView(message, events, clicked));
     },
   });
 }

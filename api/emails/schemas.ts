@@ -118,6 +118,29 @@ export const EmailClickedLinkSchema = z
   })
   .meta({ id: 'EmailClickedLink' });
 
+export const LinkStatSchema = z
+  .object({
+    url: z.string().describe('The raw variant clicked most'),
+    canonicalUrl: z.string().describe('Without utm_* parameters and trailing slash: the grouping key'),
+    role: z.string().nullable(),
+    isContent: z.boolean(),
+    uniqueClicks: z.number().int().describe('Distinct messages with a human click'),
+    totalClicks: z.number().int().describe('Human clicks'),
+    machineClicks: z.number().int().describe('Clicks by scanners and other machines: reported, not counted'),
+    firstClickAt: z.iso.datetime().nullable(),
+    lastClickAt: z.iso.datetime().nullable(),
+    share: z.number().min(0).max(100).nullable().describe("Share of the scope's unique human clicks, in percent"),
+  })
+  .meta({ id: 'LinkStat' });
+
+export const LinkStatListSchema = z.object({ data: z.array(LinkStatSchema) }).meta({ id: 'LinkStatList' });
+
+export const LinkStatsQuery = z.object({
+  from: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  campaignId: z.uuid().optional(),
+});
+
 const MessageKindSchema = z.enum(['transactional', 'campaign', 'automation']);
 
 export const MessageStatusSchema = z

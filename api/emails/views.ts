@@ -1,8 +1,10 @@
 import type { z } from 'zod';
 import { emailContentOf } from '../../core/message-content';
+import { isContentRole, type LinkRole } from '../../core/tracking/link-roles';
+import type { LinkClicks } from '../../db/repositories/link-stats';
 import type { MessageEvent } from '../../db/repositories/message-events';
 import type { Message, MessageListItem } from '../../db/repositories/messages';
-import type { EmailListRowSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
+import type { EmailClickedLinkSchema, EmailListRowSchema, LinkStatSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
 
 function engagementView(message: MessageListItem): z.infer<typeof MessageEngagementSchema> {
   const engagement = message.engagement;
@@ -13,8 +15,7 @@ function engagementView(message: MessageListItem): z.infer<typeof MessageEngagem
     contentClicks: engagement.contentClicks,
     lastLinkUrl: engagement.lastLinkUrl,
     lastLinkRole: engagement.lastLinkRole,
-    // Distinct clicked links come with click tracking; until then there are none to list.
-    links: [],
+    links: engagement.links,
     unsubscribed: engagement.unsubscribed,
     bounced: engagement.bounced,
     lastEventAt: engagement.lastEventAt ? engagement.lastEventAt.toISOString() : null,
@@ -42,7 +43,37 @@ export function emailListRowView(message: MessageListItem): z.infer<typeof Email
   };
 }
 
-export function messageStatusView(message: Message, events: MessageEvent[]): z.infer<typeof MessageStatusSchema> {
+function clickedLinkView(link: LinkClicks): z.infer<typeof EmailClickedLinkSchema> {
+  return {
+    url: link.url,
+    canonicalUrl: link.canonicalUrl,
+    role: link.role,
+    isContent: isContentRole(link.role as LinkRole | null),
+    count: link.totalClicks,
+    lastAt: (link.lastClickAt ?? new Date(0)).toISOString(),
+  };
+}
+
+/** Per-link statistics; share is of the scope's unique human clicks, null when there are none. */
+export function linkStatsView(links: LinkClicks[]): { data: Array<z.infer<typeof LinkStatSchema>> } {
+  const unique = links.reduce((sum, link) => sum + link.uniqueClicks, 0);
+  return {
+    data: links.map((link) => ({
+      url: link.url,
+      canonicalUrl: link.canonicalUrl,
+      role: link.role,
+      isContent: isContentRole(link.role as LinkRole | null),
+      uniqueClicks: link.uniqueClicks,
+      totalClicks: link.totalClicks,
+      machineClicks: link.machineClicks,
+      firstClickAt: link.firstClickAt?.toISOString() ?? null,
+      lastClickAt: link.lastClickAt?.toISOString() ?? null,
+      share: unique === 0 ? null : Math.round((link.uniqueClicks / unique) * 10_000) / 100,
+    })),
+  };
+}
+
+export function messageStatusView(message: Message, events: MessageEvent[], clicked: LinkClicks[]): z.infer<typeof MessageStatusSchema> {
   return {
     ...emailListRowView(message),
     channel: message.channel,
@@ -51,7 +82,7 @@ export function messageStatusView(message: Message, events: MessageEvent[]): z.i
     providerMessageId: message.providerMessageId,
     idempotencyKey: message.idempotencyKey,
     attachments: attachmentsOf(message),
-    links: [],
+    links: clicked.map(clickedLinkView),
     events: events.map((event) => ({
       type: event.type,
       classification: event.classification,

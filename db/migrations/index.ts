@@ -9,6 +9,7 @@ import * as parkedEventsDomainClaims from './0008-parked-events-domain-claims';
 import * as deliveryFence from './0009-delivery-fence';
 import * as fairDispatch from './0010-fair-dispatch';
 import * as webhooks from './0011-webhooks';
+import * as tracking from './0012-tracking';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   { name: '0009-delivery-fence', ...deliveryFence },
   { name: '0010-fair-dispatch', ...fairDispatch },
   { name: '0011-webhooks', ...webhooks },
+  { name: '0012-tracking', ...tracking },
 ];

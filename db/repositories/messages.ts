@@ -1,4 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { TrackedLink } from '../../core/tracking/tracked-html';
+import { saveMessageLinks } from './message-links';
 
 export type MessageKind = 'transactional' | 'campaign' | 'automation';
 export type MessageStatus = 'queued' | 'sending' | 'sent' | 'delivered' | 'bounced' | 'complained' | 'failed' | 'canceled';
@@ -36,6 +38,8 @@ export interface Engagement {
   contentClicks: number;
   lastLinkUrl: string | null;
   lastLinkRole: string | null;
+  /** Distinct links a person clicked, as written. */
+  links: string[];
   unsubscribed: boolean;
   bounced: boolean;
   lastEventAt: Date | null;
@@ -85,6 +89,7 @@ export interface MessageRow {
   content_clicks: number;
   last_link_url: string | null;
   last_link_role: string | null;
+  clicked_links: string[];
   unsubscribed: boolean;
   bounced: boolean;
   last_event_at: Date | null;
@@ -94,7 +99,7 @@ export interface MessageRow {
 
 type EngagementColumns = Pick<
   MessageRow,
-  'opens_human' | 'opens_machine' | 'clicks' | 'content_clicks' | 'last_link_url' | 'last_link_role' | 'unsubscribed' | 'bounced' | 'last_event_at'
+  'opens_human' | 'opens_machine' | 'clicks' | 'content_clicks' | 'last_link_url' | 'last_link_role' | 'clicked_links' | 'unsubscribed' | 'bounced' | 'last_event_at'
 >;
 
 function toEngagement(row: EngagementColumns): Engagement {
@@ -105,6 +110,7 @@ function toEngagement(row: EngagementColumns): Engagement {
     contentClicks: row.content_clicks,
     lastLinkUrl: row.last_link_url,
     lastLinkRole: row.last_link_role,
+    links: row.clicked_links,
     unsubscribed: row.unsubscribed,
     bounced: row.bounced,
     lastEventAt: row.last_event_at,
@@ -170,24 +176,33 @@ export interface RenderedEmail {
   text?: string;
   headers: Record<string, string>;
   templateVersionId: string | null;
+  /** The tracked links of the HTML (its click redirects lead there); stored in their own table, not with the content. */
+  links?: TrackedLink[];
 }
 
-/** Stores the renders of several messages of one workspace in one statement; the first subject stays. */
+/**
+ * Stores the renders of several messages of one workspace, with their link tables, in one transaction of
+ * two statements: no redirect ever points at a missing row, and the first subject stays.
+ */
 export async function saveRendered(db: Sequelize, workspaceId: string, renders: ReadonlyArray<{ messageId: string; rendered: RenderedEmail }>): Promise<void> {
-  await db.query(
-    `UPDATE messages m SET rendered = r.rendered, template_version_id = r.template_version_id,
-       subject = COALESCE(m.subject, r.rendered->>'subject'), updated_at = now()
-     FROM unnest($2::uuid[], $3::jsonb[], $4::uuid[]) AS r (id, rendered, template_version_id)
-     WHERE m.workspace_id = $1 AND m.id = r.id`,
-    {
-      bind: [
-        workspaceId,
-        renders.map((render) => render.messageId),
-        renders.map((render) => JSON.stringify(render.rendered)),
-        renders.map((render) => render.rendered.templateVersionId),
-      ],
-    },
-  );
+  await db.transaction(async (transaction) => {
+    await db.query(
+      `UPDATE messages m SET rendered = r.rendered, template_version_id = r.template_version_id,
+         subject = COALESCE(m.subject, r.rendered->>'subject'), updated_at = now()
+       FROM unnest($2::uuid[], $3::jsonb[], $4::uuid[]) AS r (id, rendered, template_version_id)
+       WHERE m.workspace_id = $1 AND m.id = r.id`,
+      {
+        bind: [
+          workspaceId,
+          renders.map((render) => render.messageId),
+          renders.map(({ rendered: { links: _links, ...content } }) => JSON.stringify(content)),
+          renders.map((render) => render.rendered.templateVersionId),
+        ],
+        transaction,
+      },
+    );
+    await saveMessageLinks(db, workspaceId, renders.map((render) => ({ messageId: render.messageId, links: render.rendered.links ?? [] })), transaction);
+  });
 }
 
 /** Moves a message only forward from the statuses given, so a late or repeated step cannot undo a later one. */
@@ -233,7 +248,7 @@ type MessageListRow = Pick<
   EngagementColumns;
 
 const LIST_COLUMNS = `id, status, kind, to_addresses, from_address, subject, campaign_id, enrollment_id, contact_id, created_at,
-  opens_human, opens_machine, clicks, content_clicks, last_link_url, last_link_role, unsubscribed, bounced, last_event_at`;
+  opens_human, opens_machine, clicks, content_clicks, last_link_url, last_link_role, clicked_links, unsubscribed, bounced, last_event_at`;
 
 function toListItem(row: MessageListRow): MessageListItem {
   return {

@@ -5,6 +5,7 @@ import { type DestinationStream, pino } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { type AppDeps, createApp } from '../../api/app';
 import { KeyCache } from '../../api/http/auth';
+import { createTracking, type Tracking } from '../../api/tracking/tracking';
 import { connectTemporalForApi } from '../../api/temporal-connection';
 import { type Config, loadConfig } from '../../core/config';
 import { logRedaction } from '../../core/log-redaction';
@@ -19,6 +20,8 @@ export interface ApiHarness {
   config: Config;
   db: Sequelize;
   redis: Redis;
+  /** The pixel and redirect hit buffer (tests flush it rather than wait for its timer). */
+  tracking: Tracking;
   /** Sends a JSON request; `key` becomes the Bearer token. */
   call: (method: string, path: string, options?: { key?: string; body?: unknown; raw?: string }) => Promise<ApiResponse>;
   /** A caller under `/api/v1` that always sends this key: `api.as(key)('GET', '/contacts')`. */
@@ -54,7 +57,8 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config));
   const logger = logStream ? pino({ level: 'info', redact: logRedaction }, logStream) : pino({ level: 'silent' });
-  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, ...appExtras });
+  const tracking = createTracking({ config, db, logger });
+  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking, ...appExtras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -84,11 +88,13 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     config,
     db,
     redis,
+    tracking,
     call,
     as: (key) => (method, path, body) => call(method, `/api/v1${path}`, { key, body }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      await tracking.close();
       await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
     },
   };

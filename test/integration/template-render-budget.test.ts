@@ -1,11 +1,13 @@
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createEmailRenderer } from '../../activities/email-render';
+import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';
 import { createTemplateRenderer, type TemplateRenderer } from '../../services/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace, type TestWorkspace } from '../helpers/factories';
 
 const BUDGET_MS = 300;
+const tracking = { baseUrl: 'https://track.example', key: trackingKey(Buffer.alloc(32, 1)) };
 
 /** A hundred blocks of about 160 ms of loops each: no piece comes near liquidjs' own 2 s limit, the whole takes 16 s. */
 const slowBlock = { type: 'heading', text: '{% for a in (1..600) %}{% for b in (1..600) %}{% endfor %}{% endfor %}Slow' };
@@ -101,7 +103,7 @@ describe('the render budget of a template', () => {
 
     it('a template over its budget is a permanent send failure', async () => {
       const slowId = await createTemplate({ name: 'Slow send', format: 'blocks', subject: 'Slow', body: SLOW_BLOCKS });
-      const render = createEmailRenderer(api.db, templates);
+      const render = createEmailRenderer(api.db, templates, tracking);
 
       const failure = render(await acceptedWith(slowId));
 
@@ -110,14 +112,16 @@ describe('the render budget of a template', () => {
     });
 
     it('a normal template renders on the threads as it did in the activity', async () => {
-      const render = createEmailRenderer(api.db, templates);
+      const render = createEmailRenderer(api.db, templates, tracking);
       const message = await acceptedWith(normalId, { name: 'Bo' });
       expect(await render(message)).toEqual({
         subject: 'Hi Bo',
-        html: '<p>Hello Bo</p>',
+        // Tracked as any HTML send: the honeypot link and the open pixel follow the content.
+        html: expect.stringMatching(/^<p>Hello Bo<\/p><a href="https:\/\/track\.example\/t\/c\/[^"]+"[^>]*><\/a><img src="https:\/\/track\.example\/t\/o\//),
         text: 'Hello Bo',
         headers: {},
         templateVersionId: message.content.templateVersionId,
+        links: [expect.objectContaining({ linkId: 'honeypot', honeypot: true })],
       });
     });
   });

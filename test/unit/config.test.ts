@@ -25,6 +25,13 @@ describe('configuration', () => {
     expect(config.REDIS_URL).toBe('redis://127.0.0.1:56379/0');
   });
 
+  it("TRUST_PROXY takes Express's forms: off by default, true, a hop count, or addresses", () => {
+    expect(loadConfig({}).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+  });
+
   it('production does not migrate on start unless asked', () => {
     expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: ownKey }).MIGRATE_ON_START).toBe(false);
   });

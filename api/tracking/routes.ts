@@ -1,0 +1,52 @@
+import type { KeyObject } from 'node:crypto';
+import { type Request, type Response, Router } from 'express';
+import { verifyTrackingToken } from '../../core/tracking/tokens';
+import type { TrackingHitBuffer } from './hit-buffer';
+import type { TrackedMessageCache } from './message-cache';
+
+/** The smallest transparent GIF: what every pixel request gets back, genuine or not. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+export interface TrackingRouteDeps {
+  key: KeyObject;
+  messages: TrackedMessageCache;
+  hits: TrackingHitBuffer;
+}
+
+function hitOf(req: Request) {
+  return { method: req.method, userAgent: req.get('user-agent') ?? '', ip: req.ip ?? '', at: Date.now() };
+}
+
+/**
+ * The public tracking endpoints (decisions.md, "Tracking and unsubscribe"): outside /api/v1, no key, the
+ * signed token the only credential. Both answer before anything is stored: hits go to the buffer.
+ * Express answers HEAD through these GET routes, so a link checker's HEAD is seen (and classified bot).
+ */
+export function trackingRoutes(deps: TrackingRouteDeps): Router {
+  const router = Router();
+
+  // Always an image with no-store, so every open reaches us and a forged token learns nothing.
+  router.get('/t/o/:file', (req: Request<{ file: string }>, res: Response) => {
+    res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache', Expires: '0' });
+    res.status(200).end(PIXEL);
+    const target = verifyTrackingToken(deps.key, req.params.file.replace(/\.gif$/, ''));
+    if (target?.kind === 'open') deps.hits.record({ kind: 'open', messageId: target.messageId, link: null, sentAt: null, ...hitOf(req) });
+  });
+
+  // Only to the stored target; anything else is 404 and goes nowhere. A bot's click still gets its 302.
+  router.get('/t/c/:token', async (req: Request<{ token: string }>, res: Response) => {
+    const hit = hitOf(req);
+    const target = verifyTrackingToken(deps.key, req.params.token);
+    const message = target?.kind === 'click' ? await deps.messages.get(target.messageId) : null;
+    const link = target?.kind === 'click' ? message?.links.get(target.position) : undefined;
+    if (!target || !message || !link) {
+      res.status(404).type('text/plain').set('Cache-Control', 'no-store').send('Not found');
+      return;
+    }
+    // location() encodes what a header cannot carry; no body, so none of redirect()'s content negotiation.
+    res.location(link.target).set('Cache-Control', 'no-store').status(302).end();
+    deps.hits.record({ kind: 'click', messageId: target.messageId, link, sentAt: message.sentAt?.getTime() ?? null, ...hit });
+  });
+
+  return router;
+}

@@ -1,0 +1,30 @@
+import type { Router } from 'express';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../../core/config';
+import { parseMasterKey } from '../../core/secrets';
+import { trackingKey } from '../../core/tracking/tokens';
+import { findTrackedMessage } from '../../db/repositories/message-links';
+import { recordTrackingEvents } from '../../db/repositories/tracking-events';
+import { TrackingHitBuffer } from './hit-buffer';
+import { TrackedMessageCache } from './message-cache';
+import { trackingRoutes } from './routes';
+
+/** The public tracking endpoints with the buffer behind them; whoever creates it closes it (flushing every hit). */
+export interface Tracking {
+  router: Router;
+  buffer: TrackingHitBuffer;
+  close: () => Promise<void>;
+}
+
+export function createTracking(deps: { config: Config; db: Sequelize; logger: Logger }): Tracking {
+  const { config, db } = deps;
+  const buffer = new TrackingHitBuffer({
+    write: (events) => recordTrackingEvents(db, events),
+    logger: deps.logger,
+    flushIntervalMs: config.TRACKING_FLUSH_INTERVAL_MS,
+  });
+  const messages = new TrackedMessageCache((messageId) => findTrackedMessage(db, messageId));
+  const router = trackingRoutes({ key: trackingKey(parseMasterKey(config.MASTER_KEY)), messages, hits: buffer });
+  return { router, buffer, close: () => buffer.close(config.SHUTDOWN_TIMEOUT_MS / 2) };
+}

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { BURST_WINDOW_MS, classifyHit, type Hit, otherLinksNear } from '../../core/tracking/classification';
 import { isContentRole } from '../../core/tracking/link-roles';
+import { utmOf } from '../../core/tracking/link-urls';
 import type { TrackedLink } from '../../core/tracking/tracked-html';
 import type { TrackingEvent } from '../../db/repositories/tracking-events';
 
@@ -26,6 +27,12 @@ export interface HitBufferOptions {
 }
 
 const MAX_USER_AGENT = 512;
+
+/** A click on a link whose target carries UTM parameters is a touch (recorded when the click is human). */
+function touchOf(link: TrackedLink | undefined | null): TrackingEvent['touch'] {
+  const utm = link ? utmOf(link.target) : null;
+  return link && utm ? { url: link.canonicalUrl, ...utm } : null;
+}
 
 /**
  * Pixel and redirect hits, answered at once and stored in batches: each hit waits here until the burst
@@ -127,6 +134,7 @@ export class TrackingHitBuffer {
       linkId: link?.linkId ?? null,
       linkRole: link?.role ?? null,
       isContent: link ? isContentRole(link.role) : false,
+      touch: touchOf(link),
       at: new Date(hit.at),
       data: { userAgent: hit.userAgent.slice(0, MAX_USER_AGENT), ...(hit.method !== 'GET' && { method: hit.method }), ...(link && { target: link.target }) },
     };

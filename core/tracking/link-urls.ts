@@ -61,3 +61,22 @@ export function withUtm(href: string, utm: Utm): string {
   const separator = !beforeHash.includes('?') ? '?' : beforeHash.endsWith('?') || beforeHash.endsWith('&') ? '' : '&';
   return `${beforeHash}${separator}${added}${hash}`;
 }
+
+/** What a UTM touch records: the link's utm_* parameters, each null when absent. */
+export interface UtmTouchParams {
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+}
+
+/** The UTM parameters a clicked link carried, or null when it carried none (no touch to record). */
+export function utmOf(href: string): UtmTouchParams | null {
+  let url: URL;
+  try {
+    url = new URL(href.trim());
+  } catch {
+    return null;
+  }
+  const params = { source: url.searchParams.get('utm_source'), medium: url.searchParams.get('utm_medium'), campaign: url.searchParams.get('utm_campaign') };
+  return params.source === null && params.medium === null && params.campaign === null ? null : params;
+}

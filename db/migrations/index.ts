@@ -10,6 +10,7 @@ import * as deliveryFence from './0009-delivery-fence';
 import * as fairDispatch from './0010-fair-dispatch';
 import * as webhooks from './0011-webhooks';
 import * as tracking from './0012-tracking';
+import * as utmTouches from './0013-utm-touches';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   { name: '0010-fair-dispatch', ...fairDispatch },
   { name: '0011-webhooks', ...webhooks },
   { name: '0012-tracking', ...tracking },
+  { name: '0013-utm-touches', ...utmTouches },
 ];

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import type { UtmTouchParams } from '../../core/tracking/link-urls';
 
 /** An open or click, classified, as it is stored: a message event, and its share of the engagement counters. */
 export interface TrackingEvent {
@@ -11,6 +12,8 @@ export interface TrackingEvent {
   linkRole: string | null;
   /** A human click on a content link (contentClicks). */
   isContent: boolean;
+  /** The clicked link's canonical URL and UTM parameters: a human click on a tagged link is a UTM touch. */
+  touch: ({ url: string } & UtmTouchParams) | null;
   at: Date;
   data: Record<string, unknown>;
 }
@@ -18,16 +21,25 @@ export interface TrackingEvent {
 /**
  * Stores a batch of opens and clicks and moves their messages' engagement in one statement: one
  * multi-row insert into message_events (where webhooks pick them up) and one update per message touched,
- * together, so the counters never disagree with the events. Hits of messages that no longer exist are
- * dropped by the join. Returns how many events were stored.
+ * together, so the counters never disagree with the events, with the UTM touches of human clicks on
+ * tagged links (for the message's contact). Hits of messages that no longer exist are dropped by the
+ * join. Returns how many events were stored.
  */
 export async function recordTrackingEvents(db: Sequelize, events: readonly TrackingEvent[]): Promise<number> {
   if (events.length === 0) return 0;
   const column = <T>(pick: (event: TrackingEvent) => T) => events.map(pick);
   const rows = await db.query<{ stored: string }>(
     `WITH hits AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::timestamptz[], $10::text[])
-         AS h(message_id, type, classification, reason, link_url, link_id, link_role, is_content, at, data)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::timestamptz[], $10::text[],
+         $11::text[], $12::text[], $13::text[], $14::text[])
+         AS h(message_id, type, classification, reason, link_url, link_id, link_role, is_content, at, data, touch_url, utm_source, utm_medium, utm_campaign)
+     ),
+     touched AS (
+       INSERT INTO utm_touches (id, workspace_id, contact_id, message_id, source, medium, campaign, url, occurred_at)
+       SELECT gen_random_uuid(), m.workspace_id, m.contact_id, h.message_id, h.utm_source, h.utm_medium, h.utm_campaign, h.touch_url, h.at
+       FROM hits h JOIN messages m ON m.id = h.message_id
+       WHERE h.type = 'click' AND h.classification = 'human' AND h.touch_url IS NOT NULL
+       RETURNING 1
      ),
      inserted AS (
        INSERT INTO message_events (id, workspace_id, message_id, type, classification, reason, link_url, link_id, link_role, data, created_at)
@@ -71,6 +83,7 @@ export async function recordTrackingEvents(db: Sequelize, events: readonly Track
         column((e) => e.messageId), column((e) => e.type), column((e) => e.classification), column((e) => e.reason),
         column((e) => e.linkUrl), column((e) => e.linkId), column((e) => e.linkRole), column((e) => e.isContent),
         column((e) => e.at.toISOString()), column((e) => JSON.stringify(e.data)),
+        column((e) => e.touch?.url ?? null), column((e) => e.touch?.source ?? null), column((e) => e.touch?.medium ?? null), column((e) => e.touch?.campaign ?? null),
       ],
       type: QueryTypes.SELECT,
     },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace, type TestWorkspace } from '../helpers/factories';
@@ -101,6 +102,23 @@ describe('open and click tracking over HTTP', () => {
     expect(body.engagement).toMatchObject({ clicks: 1, contentClicks: 1, lastLinkUrl: 'https://acme.example/review?from=mail', lastLinkRole: 'cta', links: ['https://acme.example/review?from=mail'] });
     expect(body.links).toEqual([
       { url: 'https://acme.example/review?from=mail', canonicalUrl: 'https://acme.example/review?from=mail', role: 'cta', isContent: true, count: 1, lastAt: expect.any(String) },
+    ]);
+  });
+
+  it("a person's click on a UTM-tagged link is a touch for the message's contact; a scanner's HEAD on it is not", async () => {
+    const contactId = randomUUID();
+    await api.db.query('INSERT INTO contacts (id, workspace_id) VALUES ($1, $2)', { bind: [contactId, workspace.workspaceId] });
+    const [clicked, scanned] = await Promise.all([1, 2].map(() => createTrackedMessage(api.db, api.config, workspace.workspaceId, { sentAgoMs: 15 * 60_000 })));
+    await api.db.query('UPDATE messages SET contact_id = $2 WHERE id = ANY($1::uuid[])', { bind: [[clicked.messageId, scanned.messageId], contactId] });
+    await hit(scanned.clickPath('review-cta'), HIT_FIXTURES.headRequest);
+    await hit(clicked.clickPath('review-cta'), HIT_FIXTURES.personClickingCta);
+    await api.tracking.buffer.flush(true);
+    const touches = await api.db.query('SELECT contact_id, message_id, source, medium, campaign, url FROM utm_touches WHERE workspace_id = $1 AND contact_id = $2', {
+      bind: [workspace.workspaceId, contactId],
+      type: QueryTypes.SELECT,
+    });
+    expect(touches).toEqual([
+      { contact_id: contactId, message_id: clicked.messageId, source: 'mail.acme.example', medium: 'email', campaign: 'transactional', url: 'https://acme.example/review?from=mail' },
     ]);
   });
 

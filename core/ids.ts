@@ -29,3 +29,8 @@ export const MESSAGE_RECONCILER_WORKFLOW_ID = 'message-reconciler';
 export function sendBatchWorkflowId(firstMessageId: string): string {
   return `send-batch:${firstMessageId}`;
 }
+
+/** One workflow per campaign: it waits for the schedule, snapshots the audience and feeds the outbox. */
+export function campaignWorkflowId(campaignId: string): string {
+  return `campaign:${campaignId}`;
+}

@@ -8,6 +8,7 @@ import * as suppressionLookup from './0007-suppression-lookup';
 import * as parkedEventsDomainClaims from './0008-parked-events-domain-claims';
 import * as deliveryFence from './0009-delivery-fence';
 import * as fairDispatch from './0010-fair-dispatch';
+import * as campaigns from './0014-campaigns';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   { name: '0008-parked-events-domain-claims', ...parkedEventsDomainClaims },
   { name: '0009-delivery-fence', ...deliveryFence },
   { name: '0010-fair-dispatch', ...fairDispatch },
+  { name: '0014-campaigns', ...campaigns },
 ];

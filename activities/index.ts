@@ -14,6 +14,7 @@ import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
 import { createSesClients, type SesClients } from './channels/ses-clients';
@@ -47,6 +48,8 @@ export interface ActivityDeps {
   redis?: Redis;
   /** Where templates render; built from the config when not given (its threads start on first use). */
   templateRenderer?: TemplateRenderer;
+  /** Shortens the campaign feed's slice and poll (tests). */
+  campaignTiming?: Partial<Pick<CampaignFeedSettings, 'sliceMs' | 'pollMs'>>;
 }
 
 export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
@@ -73,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createUsageActivities(db),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
+    ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createReconcilerActivities({ db, temporal, observer }),
     ...createDeliveryActivities({
       db,

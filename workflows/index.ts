@@ -7,3 +7,4 @@ export { domainCheckWorkflow, domainVerificationWorkflow } from './domain-verifi
 export { domainWatchdogWorkflow } from './domain-watchdog';
 export { messageReconcilerWorkflow } from './message-reconciler';
 export { sendBatchWorkflow } from './send-batch';
+export { campaignWorkflow } from './campaign';

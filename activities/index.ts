@@ -16,6 +16,7 @@ import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
 import { createSesClients, type SesClients } from './channels/ses-clients';
@@ -52,6 +53,8 @@ export interface ActivityDeps {
   templateRenderer?: TemplateRenderer;
   /** Options of the webhook calls' SSRF-safe fetcher (tests point its resolver at a stand-in). */
   webhookFetch?: Partial<PublicFetchOptions>;
+  /** Shortens the campaign feed's slice and poll (tests). */
+  campaignTiming?: Partial<Pick<CampaignFeedSettings, 'sliceMs' | 'pollMs'>>;
 }
 
 export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
@@ -83,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
+    ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createReconcilerActivities({ db, temporal, observer }),
     ...createDeliveryActivities({
       db,

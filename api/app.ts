@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent as HttpsAgent } from 'node:https';
-import type { Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import express, { type Express, type RequestHandler, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -8,6 +8,7 @@ import { pinoHttp } from 'pino-http';
 import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../core/config';
+import { confirmationTokens } from '../core/confirmation-token';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName } from '../db/repositories/domains';
@@ -17,6 +18,9 @@ import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
+import { campaignRoutes } from './campaigns/routes';
+import { createCampaignSending } from './campaigns/sending';
+import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
 import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
@@ -171,6 +175,17 @@ export function createApp(deps: AppDeps): Express {
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };
   emailRoutes(table('Emails'), createSendService({ db, checks }), db);
+  const campaignDeps: CampaignServiceDeps = {
+    db,
+    temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    tokens: confirmationTokens(parseMasterKey(config.MASTER_KEY)),
+    sources,
+    verifiedDomain: checks.verifiedDomain,
+    logger: deps.logger,
+  };
+  const campaigns = createCampaignService(campaignDeps);
+  campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

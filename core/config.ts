@@ -51,6 +51,19 @@ export const configSchema = z.object({
   SEND_DISPATCHER: booleanString.default(true),
   /** How often an idle dispatcher looks for new messages (and webhook deliveries): the most one waits to be started. */
   SEND_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(100),
+  /**
+   * Campaigns (docs/campaigns.md): a sending campaign keeps at most SEND_RATE_PER_SECOND × CAMPAIGN_LEAD_TIME_MS
+   * of its messages unsent in the outbox (at least two bulk batches), written CAMPAIGN_PAGE_SIZE at a time.
+   */
+  CAMPAIGN_LEAD_TIME_MS: z.coerce.number().int().positive().default(60_000),
+  CAMPAIGN_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(2_000),
+  /**
+   * A campaign pauses itself (once) when, after CAMPAIGN_AUTO_PAUSE_AFTER sends, its hard bounces or
+   * complaints per send pass these fractions. CAMPAIGN_AUTO_PAUSE_AFTER=0 turns it off.
+   */
+  CAMPAIGN_AUTO_PAUSE_AFTER: z.coerce.number().int().min(0).default(1_000),
+  CAMPAIGN_AUTO_PAUSE_BOUNCE_RATE: z.coerce.number().min(0).max(1).default(0.05),
+  CAMPAIGN_AUTO_PAUSE_COMPLAINT_RATE: z.coerce.number().min(0).max(1).default(0.002),
   /** Run migrations when the API starts (on in development; production runs `npm run db:migrate`). */
   MIGRATE_ON_START: booleanString.optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),

@@ -34,3 +34,8 @@ export function sendBatchWorkflowId(firstMessageId: string): string {
 export function webhookDeliveryWorkflowId(deliveryId: string, run: number): string {
   return run === 1 ? `webhook:${deliveryId}` : `webhook:${deliveryId}:${run}`;
 }
+
+/** One workflow per campaign: it waits for the schedule, snapshots the audience and feeds the outbox. */
+export function campaignWorkflowId(campaignId: string): string {
+  return `campaign:${campaignId}`;
+}

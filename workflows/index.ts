@@ -8,3 +8,4 @@ export { domainWatchdogWorkflow } from './domain-watchdog';
 export { messageReconcilerWorkflow } from './message-reconciler';
 export { sendBatchWorkflow } from './send-batch';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { campaignWorkflow } from './campaign';

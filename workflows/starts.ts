@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
 import {
+  campaignWorkflowId,
   DOMAIN_WATCHDOG_WORKFLOW_ID,
   MESSAGE_RECONCILER_WORKFLOW_ID,
   sendBatchWorkflowId,
@@ -10,6 +11,7 @@ import {
   webhookDeliveryWorkflowId,
 } from '../core/ids';
 import { taskQueueName } from '../core/task-queues';
+import { campaignWorkflow, cancelCampaignSignal, pauseCampaignSignal, resumeCampaignSignal } from './campaign';
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
 import type { MessageReconcilerInput } from './message-reconciler';
@@ -111,6 +113,37 @@ export async function startWebhookDeliveryWorkflow(client: Client, taskQueuePref
     }),
   );
   return workflowId;
+}
+
+/**
+ * A campaign's workflow, `campaign:<campaignId>`, on the default queue (it only touches our database; its
+ * messages reach the provider through the dispatcher), at campaign priority with the workspace as its
+ * fairness key. A campaign is sent once, which the draft → scheduled move in the database decides; the id
+ * may be reused after a start that failed and was reverted to draft, and a start that finds it running
+ * (a retry) succeeded.
+ */
+export async function startCampaignWorkflow(
+  client: Client,
+  taskQueuePrefix: string,
+  campaign: { workspaceId: string; campaignId: string; scheduledAt: Date | null },
+): Promise<void> {
+  await startOnce(() =>
+    client.workflow.start(campaignWorkflow, {
+      workflowId: campaignWorkflowId(campaign.campaignId),
+      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+      args: [{ workspaceId: campaign.workspaceId, campaignId: campaign.campaignId, scheduledAt: campaign.scheduledAt?.toISOString() ?? null }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      priority: { priorityKey: TEMPORAL_PRIORITY.campaign, fairnessKey: campaign.workspaceId },
+      typedSearchAttributes: searchAttributes({ WorkspaceId: campaign.workspaceId, CampaignId: campaign.campaignId, Kind: 'campaign' }),
+    }),
+  );
+}
+
+const CAMPAIGN_SIGNALS = { pause: pauseCampaignSignal, resume: resumeCampaignSignal, cancel: cancelCampaignSignal } as const;
+
+/** Tells a campaign's workflow that the campaign changed (the database holds the change itself). */
+export async function signalCampaign(client: Client, campaignId: string, signal: keyof typeof CAMPAIGN_SIGNALS): Promise<void> {
+  await client.workflow.getHandle(campaignWorkflowId(campaignId)).signal(CAMPAIGN_SIGNALS[signal]);
 }
 
 /**

@@ -11,6 +11,7 @@ import * as fairDispatch from './0010-fair-dispatch';
 import * as webhooks from './0011-webhooks';
 import * as tracking from './0012-tracking';
 import * as utmTouches from './0013-utm-touches';
+import * as campaigns from './0014-campaigns';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: '0011-webhooks', ...webhooks },
   { name: '0012-tracking', ...tracking },
   { name: '0013-utm-touches', ...utmTouches },
+  { name: '0014-campaigns', ...campaigns },
 ];

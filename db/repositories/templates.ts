@@ -262,23 +262,16 @@ export async function deleteTemplate(db: Sequelize, workspaceId: string, templat
 }
 
 /**
- * Whether a campaign still uses the template (the spec: DELETE answers 409 then). Campaigns come with
- * their own issue, which owns this query: until its table exists no campaign can use a template. A
- * campaign "still uses" a template until it has finished (sent, canceled or failed).
+ * Whether a campaign still uses the template (the spec: DELETE answers 409 then): one that names it and
+ * has not finished (sent, canceled or failed), drafts included. A campaign takes the template row FOR
+ * SHARE while it starts using it (db/repositories/campaigns.ts), so this check under the delete's row
+ * lock cannot miss one.
  */
 export async function templateInUse(db: Sequelize, workspaceId: string, templateId: string, transaction?: Transaction): Promise<boolean> {
-  const [probe] = await db.query<{ ready: boolean }>(
-    `SELECT EXISTS (
-       SELECT 1 FROM pg_attribute
-       WHERE attrelid = to_regclass('campaigns') AND attname = 'template_id' AND NOT attisdropped
-     ) AS ready`,
-    { type: QueryTypes.SELECT, transaction },
-  );
-  if (!probe.ready) return false;
   const [use] = await db.query<{ used: boolean }>(
     `SELECT EXISTS (
        SELECT 1 FROM campaigns
-       WHERE workspace_id = $1 AND template_id = $2 AND status NOT IN ('sent', 'canceled', 'failed')
+       WHERE template_id = $2 AND workspace_id = $1 AND status NOT IN ('sent', 'canceled', 'failed')
      ) AS used`,
     { bind: [workspaceId, templateId], type: QueryTypes.SELECT, transaction },
   );

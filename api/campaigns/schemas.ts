@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { MAX_MAILBOX_CHARS } from '../../core/addresses';
+import { CAMPAIGN_STATUSES } from '../../core/campaigns';
+import { TEMPLATE_LIMITS } from '../../core/templates/content';
+import { AttachmentSourcesSchema } from '../attachments/schemas';
+
+const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`);
+// A subject with a line break would start a new header.
+const subject = z.string().min(1).max(TEMPLATE_LIMITS.subject.max).refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
+
+const draftFields = {
+  listId: z.uuid().nullable().optional().describe('The static list to send to (or segmentId); giving one clears the other'),
+  segmentId: z.uuid().nullable().optional().describe('The segment to send to, evaluated when the campaign starts'),
+  fromAddress: mailbox.nullable().optional().describe('<address> or <Name> <address> on a verified domain (checked at send)'),
+  subject: subject.nullable().optional().describe('Required to send unless the template supplies one'),
+  html: z.string().nullable().optional().describe('The body; or text alone, or templateId'),
+  text: z.string().nullable().optional().describe('Plain-text part; derived from html when absent'),
+  templateId: z
+    .string()
+    .min(1)
+    .max(TEMPLATE_LIMITS.name.max)
+    .nullable()
+    .optional()
+    .describe('Template id or name instead of html; its current version is pinned at send, and each message renders it with `contact` (attributes, id, email)'),
+  replyTo: z.union([mailbox, z.array(mailbox).min(1).max(10)]).nullable().optional(),
+  attachments: AttachmentSourcesSchema.optional().describe('Files every recipient receives, stored once when declared'),
+  disableTracking: z.boolean().optional(),
+  disableUtm: z.boolean().optional(),
+};
+
+const oneAudience = {
+  check: (body: { listId?: string | null; segmentId?: string | null }) => !(body.listId && body.segmentId),
+  message: { message: 'Give listId or segmentId, not both', path: ['segmentId'] },
+};
+
+export const CreateCampaignBody = z
+  .object({ name: z.string().trim().min(1).max(200), ...draftFields })
+  .refine(oneAudience.check, oneAudience.message)
+  .meta({ id: 'CreateCampaign' });
+
+export const UpdateCampaignBody = z
+  .object({ name: z.string().trim().min(1).max(200).optional(), ...draftFields })
+  .refine(oneAudience.check, oneAudience.message)
+  .meta({ id: 'UpdateCampaign' });
+
+export type CreateCampaignInput = z.infer<typeof CreateCampaignBody>;
+export type UpdateCampaignInput = z.infer<typeof UpdateCampaignBody>;
+
+export const SendCampaignBody = z
+  .object({
+    confirmationToken: z.string().min(1).max(200).optional().describe('From POST /campaigns/:id/estimate; required to send now or within 5 minutes'),
+    scheduledAt: z.iso.datetime({ offset: true }).optional().describe('When to send; absent (or past) sends now'),
+  })
+  .meta({ id: 'SendCampaign' });
+
+export const CampaignParams = z.object({ id: z.uuid() });
+
+export const CampaignListQuery = z.object({
+  metrics: z.enum(['1', '0', 'true', 'false']).optional().describe('1 adds each campaign\'s metrics'),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const rate = z.number().min(0).max(1).nullable();
+
+export const CampaignMetricsSummarySchema = z
+  .object({
+    recipients: z.int(),
+    delivered: z.int(),
+    uniqueOpens: z.int().describe('Messages with at least one human open'),
+    uniqueClicks: z.int().describe('Messages with at least one human click'),
+    contentClicks: z.int().describe('Human clicks on content links (not logo, images, header or footer, social)'),
+    unsubscribes: z.int(),
+    hardBounces: z.int(),
+    softBounces: z.int(),
+    openRate: rate.describe('uniqueOpens / delivered'),
+    clickRate: rate.describe('uniqueClicks / delivered'),
+    clickToOpenRate: rate.describe('uniqueClicks / uniqueOpens'),
+    unsubscribeRate: rate.describe('unsubscribes / delivered'),
+    bounceRate: rate.describe('(hardBounces + softBounces) / messages sent'),
+  })
+  .meta({ id: 'CampaignMetricsSummary' });
+
+export const CampaignProgressSchema = z
+  .object({
+    recipients: z.int(),
+    sent: z.int().describe('Handed to the provider'),
+    failed: z.int(),
+    canceled: z.int(),
+    ratePerSecond: z.number().nullable().describe('Sends per second since the campaign started'),
+    expectedEndAt: z.iso.datetime().nullable().describe('At that rate, while it sends'),
+  })
+  .meta({ id: 'CampaignProgress' });
+
+export const CampaignSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    status: z.enum(CAMPAIGN_STATUSES),
+    listId: z.uuid().nullable(),
+    segmentId: z.uuid().nullable(),
+    scheduledAt: z.iso.datetime().nullable(),
+    completedAt: z.iso.datetime().nullable(),
+    recipientCount: z.int().describe('Recipients of the audience snapshot (0 before it is taken)'),
+    createdAt: z.iso.datetime(),
+    metrics: CampaignMetricsSummarySchema.nullable().optional().describe('With ?metrics=1 (always on a single campaign); null without messages'),
+  })
+  .meta({ id: 'Campaign' });
+
+export const CampaignDetailSchema = CampaignSchema.extend({
+  fromAddress: z.string().nullable(),
+  subject: z.string().nullable(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  templateId: z.uuid().nullable(),
+  replyTo: z.array(z.string()),
+  attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.int() })),
+  disableTracking: z.boolean(),
+  disableUtm: z.boolean(),
+  pausedReason: z.string().nullable().describe('Why the campaign paused itself (bounce or complaint rate); null for a pause by request'),
+  failureReason: z.string().nullable(),
+  startedAt: z.iso.datetime().nullable(),
+  updatedAt: z.iso.datetime(),
+  progress: CampaignProgressSchema.nullable(),
+}).meta({ id: 'CampaignDetail' });
+
+export const CampaignListSchema = z
+  .object({ campaigns: z.array(CampaignSchema), total: z.int(), limit: z.int(), offset: z.int() })
+  .meta({ id: 'CampaignList' });
+
+export const CampaignEstimateSchema = z
+  .object({
+    estimate: z.object({
+      listMembers: z.int().describe('Members of the list or segment'),
+      recipients: z.int().describe('Those the campaign reaches: a primary email identity, not opted out, not suppressed'),
+      excluded: z.int(),
+      sample: z.array(z.string()).max(5),
+    }),
+    confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: any edit voids it'),
+  })
+  .meta({ id: 'CampaignEstimate' });
+
+export const CampaignSendResultSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.enum(CAMPAIGN_STATUSES),
+    scheduledAt: z.iso.datetime().nullable(),
+    recipients: z.int().describe('Recipients now; the snapshot taken when it starts is recipientCount'),
+  })
+  .meta({ id: 'CampaignSendResult' });

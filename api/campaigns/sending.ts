@@ -1,0 +1,159 @@
+import { domainOf, formatMailbox, parseMailboxes } from '../../core/addresses';
+import { needsConfirmation } from '../../core/campaigns';
+import { AppError } from '../../core/errors';
+import type { EmailContentInput } from '../../core/message-content';
+import { PLANS, type PlanName, quotaAllows, quotaFigures, usagePeriodAt } from '../../core/plans';
+import { htmlToPlainText } from '../../core/templates/plain-text';
+import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
+import {
+  beginSend,
+  cancelCampaign,
+  type FrozenMessage,
+  pauseCampaign,
+  resumeCampaign,
+  revertToDraft,
+} from '../../db/repositories/campaign-transitions';
+import type { CampaignRecord } from '../../db/repositories/campaigns';
+import { findTemplateByIdOrName } from '../../db/repositories/templates';
+import { usedInPeriod } from '../../db/repositories/usage';
+import { signalCampaign, startCampaignWorkflow } from '../../workflows/starts';
+import { type CampaignService, type CampaignServiceDeps, fieldError, missingAudience } from './service';
+
+/**
+ * Sending, pausing, resuming and canceling a campaign. The campaign row is the truth: each request moves
+ * it in the database first (the answer does not wait on Temporal), then tells the campaign's workflow.
+ */
+
+function confirmationError(code: 'confirmation_required' | 'confirmation_invalid', message: string): AppError {
+  return new AppError(code, message);
+}
+
+/** What every message of the campaign will carry; refuses a draft that cannot be sent (422, 403, template_not_found). */
+async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord): Promise<FrozenMessage> {
+  const template = campaign.templateId ? await findTemplateByIdOrName(deps.db, campaign.workspaceId, campaign.templateId) : null;
+  if (campaign.templateId && !template) throw new AppError('template_not_found', 'The campaign\'s template was deleted');
+  const fieldErrors: Record<string, string[]> = {};
+  if (!campaign.fromAddress) fieldErrors.fromAddress = ['Required to send'];
+  if (campaign.html === null && campaign.text === null && !template) fieldErrors.html = ['Give html, text or templateId to send'];
+  if (campaign.subject === null && !template?.subject?.trim()) fieldErrors.subject = ['Required to send unless the template supplies it'];
+  if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
+  const parsed = parseMailboxes(campaign.fromAddress as string);
+  if (!parsed.ok || parsed.mailboxes.length !== 1) throw fieldError('fromAddress', 'Give exactly one sender');
+  const sender = parsed.mailboxes[0];
+  const domain = await deps.verifiedDomain(campaign.workspaceId, domainOf(sender.address));
+  if (!domain) throw new AppError('domain_not_verified', `The domain ${domainOf(sender.address)} is not verified for this workspace`);
+  const from = sender.name || !domain.defaultFromName ? sender : { ...sender, name: domain.defaultFromName };
+  const content: EmailContentInput = {
+    replyTo: campaign.replyTo,
+    attachments: campaign.attachments,
+    disableTracking: campaign.disableTracking,
+    disableUtm: campaign.disableUtm,
+    // The decisions' utm_campaign for campaign mail: the campaign's name.
+    utmCampaign: campaign.name,
+  };
+  if (template) content.templateVersionId = template.versionId;
+  else if (campaign.html !== null) Object.assign(content, { html: campaign.html, text: campaign.text ?? htmlToPlainText(campaign.html) });
+  else content.text = campaign.text ?? undefined;
+  return { from: formatMailbox(from), subject: campaign.subject, content };
+}
+
+function checkConfirmation(deps: CampaignServiceDeps, campaign: CampaignRecord, token: string | undefined, now: Date): void {
+  if (!token) {
+    throw confirmationError('confirmation_required', 'Sending now or within 5 minutes needs the confirmationToken of POST /campaigns/:id/estimate');
+  }
+  const claims = deps.tokens.read(token);
+  if (!claims || claims.campaignId !== campaign.id) throw confirmationError('confirmation_invalid', 'The confirmationToken is not one of this campaign\'s');
+  if (claims.revision !== campaign.revision) throw confirmationError('confirmation_invalid', 'The campaign was edited after this estimate: estimate again');
+  if (claims.expiresAt <= now) throw confirmationError('confirmation_invalid', 'The confirmationToken expired (10 minutes): estimate again');
+}
+
+export function createCampaignSending(deps: CampaignServiceDeps, campaigns: CampaignService) {
+  const { db } = deps;
+  const startTimeoutMs = deps.startTimeoutMs ?? 3_000;
+
+  /** Signals are a nudge: the workflow finds the change itself at its next round if this one is lost. */
+  async function nudge(campaignId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
+    try {
+      await deps.temporal.connection.withDeadline(Date.now() + startTimeoutMs, () => signalCampaign(deps.temporal, campaignId, signal));
+    } catch (err) {
+      deps.logger.warn({ err, campaignId, signal }, 'campaign signal not delivered; the workflow will see the change on its next round');
+    }
+  }
+
+  async function conflict(workspaceId: string, campaignId: string, doing: string): Promise<never> {
+    const campaign = await campaigns.get(workspaceId, campaignId);
+    throw new AppError('conflict', `The campaign is ${campaign.status}: ${doing}`);
+  }
+
+  return {
+    /**
+     * Sends now or at `scheduledAt`. The decisions' rules: only a draft; now or within five minutes needs
+     * a valid confirmation token (estimated at this revision, under ten minutes old); the whole audience
+     * must fit the plan's quota now (402 before anything goes). Answers how many it would reach now.
+     */
+    async send(principal: { workspaceId: string; plan: PlanName }, campaignId: string, body: { confirmationToken?: string; scheduledAt?: string }, now: Date) {
+      const { workspaceId } = principal;
+      const campaign = await campaigns.get(workspaceId, campaignId);
+      if (campaign.status !== 'draft') throw new AppError('conflict', `The campaign is ${campaign.status}: only a draft is sent`);
+      const requested = body.scheduledAt ? new Date(body.scheduledAt) : null;
+      const scheduledAt = requested && requested > now ? requested : null;
+      if (needsConfirmation(scheduledAt, now)) checkConfirmation(deps, campaign, body.confirmationToken, now);
+      const message = await frozenMessage(deps, campaign);
+      const audience = await resolveAudience(db, workspaceId, campaign, now);
+      if ('missing' in audience) throw missingAudience(audience.missing);
+      const { recipients } = await estimateAudience(db, workspaceId, audience.rules, audience.context);
+      const plan = PLANS[principal.plan];
+      const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
+      if (!quotaAllows(plan, used, recipients)) {
+        const figures = quotaFigures(plan, used);
+        throw new AppError('quota_exceeded', `This campaign needs ${recipients} messages; ${figures.remaining} remain this month`, {
+          resource: 'messages',
+          limit: figures.limit,
+          used: figures.used,
+          remaining: figures.remaining,
+          plan: plan.name,
+        });
+      }
+      const begun = await beginSend(db, workspaceId, campaignId, { revision: campaign.revision, scheduledAt, message });
+      if (!begun) {
+        const current = await campaigns.get(workspaceId, campaignId);
+        if (current.status !== 'draft') throw new AppError('conflict', `The campaign is ${current.status}: only a draft is sent`);
+        throw confirmationError('confirmation_invalid', 'The campaign was edited while it was being sent: estimate again');
+      }
+      try {
+        await deps.temporal.connection.withDeadline(Date.now() + startTimeoutMs, () =>
+          startCampaignWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, campaignId, scheduledAt }),
+        );
+      } catch (err) {
+        deps.logger.warn({ err, campaignId }, 'campaign workflow not started; the campaign stays a draft');
+        await revertToDraft(db, workspaceId, campaignId);
+        throw new AppError('service_unavailable', 'Campaigns run on the background workers, which cannot be reached right now. Try again in a minute.');
+      }
+      return { id: campaignId, status: begun.status, scheduledAt: scheduledAt?.toISOString() ?? null, recipients };
+    },
+
+    async pause(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+      const paused = await pauseCampaign(db, workspaceId, campaignId, { reason: null, auto: false });
+      if (!paused) return conflict(workspaceId, campaignId, 'only a sending campaign pauses');
+      await nudge(campaignId, 'pause');
+      return paused;
+    },
+
+    async resume(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+      const resumed = await resumeCampaign(db, workspaceId, campaignId);
+      if (!resumed) return conflict(workspaceId, campaignId, 'only a paused campaign resumes');
+      await nudge(campaignId, 'resume');
+      return resumed;
+    },
+
+    /** A scheduled campaign sends nothing; a sending or paused one stops, its unsent messages `canceled`. */
+    async cancel(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+      const canceled = await cancelCampaign(db, workspaceId, campaignId);
+      if (!canceled) return conflict(workspaceId, campaignId, 'only a scheduled, sending or paused campaign is canceled');
+      await nudge(campaignId, 'cancel');
+      return canceled;
+    },
+  };
+}
+
+export type CampaignSending = ReturnType<typeof createCampaignSending>;

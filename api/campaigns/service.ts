@@ -1,0 +1,174 @@
+import { type LinkClicks, linkStats } from '../../db/repositories/link-stats';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import { formatMailbox, parseMailboxes } from '../../core/addresses';
+import type { CampaignCounters } from '../../core/campaign-metrics';
+import { CONFIRMATION_TTL_MS } from '../../core/campaigns';
+import type { ConfirmationTokens } from '../../core/confirmation-token';
+import { AppError } from '../../core/errors';
+import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
+import { campaignCounters } from '../../db/repositories/campaign-counters';
+import {
+  type CampaignDraft,
+  type CampaignRecord,
+  CampaignTemplateGone,
+  findCampaign,
+  insertCampaign,
+  listCampaigns,
+  updateDraft,
+} from '../../db/repositories/campaigns';
+import { findList } from '../../db/repositories/lists';
+import { findSegment } from '../../db/repositories/segments';
+import { findTemplateByIdOrName } from '../../db/repositories/templates';
+import type { AttachmentSources } from '../../services/attachment-sources';
+import type { CreateCampaignInput, UpdateCampaignInput } from './schemas';
+
+export interface CampaignServiceDeps {
+  db: Sequelize;
+  temporal: Client;
+  taskQueuePrefix: string;
+  tokens: ConfirmationTokens;
+  sources: Pick<AttachmentSources, 'accept'>;
+  /** The sending domain if it is verified for the workspace, with its default display name. */
+  verifiedDomain: (workspaceId: string, domain: string) => Promise<{ defaultFromName: string | null } | null>;
+  logger: Logger;
+  /** How long a workflow start may take before the send gives up on Temporal. */
+  startTimeoutMs?: number;
+}
+
+export const fieldError = (field: string, message: string): AppError => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
+
+/** A draft's fields as given, checked against the workspace: its list or segment, sender, reply-to, template and files. */
+async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input: UpdateCampaignInput): Promise<Partial<CampaignDraft>> {
+  const { db } = deps;
+  const change: Partial<CampaignDraft> = {};
+  if (input.name !== undefined) change.name = input.name;
+  if (input.listId) {
+    if (!(await findList(db, workspaceId, input.listId))) throw fieldError('listId', 'No list with this id in the workspace');
+    Object.assign(change, { listId: input.listId, segmentId: null });
+  } else if (input.listId === null) change.listId = null;
+  if (input.segmentId) {
+    if (!(await findSegment(db, workspaceId, input.segmentId))) throw fieldError('segmentId', 'No segment with this id in the workspace');
+    Object.assign(change, { segmentId: input.segmentId, listId: null });
+  } else if (input.segmentId === null) change.segmentId = null;
+  if (input.fromAddress !== undefined) {
+    const parsed = input.fromAddress === null ? null : parseMailboxes(input.fromAddress);
+    if (parsed && (!parsed.ok || parsed.mailboxes.length !== 1)) throw fieldError('fromAddress', parsed.ok ? 'Give exactly one sender' : parsed.error);
+    change.fromAddress = parsed?.ok ? formatMailbox(parsed.mailboxes[0]) : null;
+  }
+  if (input.replyTo !== undefined) {
+    const parsed = input.replyTo === null ? null : parseMailboxes(input.replyTo);
+    if (parsed && !parsed.ok) throw fieldError('replyTo', parsed.error);
+    change.replyTo = parsed?.ok ? parsed.mailboxes.map(formatMailbox) : [];
+  }
+  if (input.templateId !== undefined) {
+    const template = input.templateId === null ? null : await findTemplateByIdOrName(db, workspaceId, input.templateId);
+    if (input.templateId !== null && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
+    change.templateId = template?.id ?? null;
+  }
+  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm'] as const) {
+    if (input[key] !== undefined) Object.assign(change, { [key]: input[key] });
+  }
+  // Stored last, so a draft refused for another reason stores no file.
+  if (input.attachments !== undefined) change.attachments = (await deps.sources.accept(workspaceId, input.attachments)).refs;
+  return change;
+}
+
+const templateGone = () => new AppError('template_not_found', 'The template was deleted');
+
+export function createCampaignService(deps: CampaignServiceDeps) {
+  const { db } = deps;
+
+  async function get(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+    const campaign = await findCampaign(db, workspaceId, campaignId);
+    if (!campaign) throw AppError.notFound('Campaign');
+    return campaign;
+  }
+
+  async function countersOf(workspaceId: string, campaignId: string): Promise<CampaignCounters> {
+    return (await campaignCounters(db, workspaceId, [campaignId])).get(campaignId) as CampaignCounters;
+  }
+
+  return {
+    get,
+    countersOf,
+
+    /** Per-link statistics of the campaign's messages (the same query as GET /emails/links, scoped to it). */
+    async links(workspaceId: string, campaignId: string): Promise<LinkClicks[]> {
+      await get(workspaceId, campaignId);
+      return linkStats(db, workspaceId, { campaignId });
+    },
+
+    async list(workspaceId: string, page: { limit: number; offset: number; metrics: boolean }) {
+      const { rows, total } = await listCampaigns(db, workspaceId, page);
+      const counters = page.metrics ? await campaignCounters(db, workspaceId, rows.map((campaign) => campaign.id)) : null;
+      return { rows: rows.map((campaign) => ({ campaign, counters: counters?.get(campaign.id) })), total };
+    },
+
+    async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignRecord> {
+      const change = await draftChange(deps, workspaceId, input);
+      const draft: CampaignDraft = {
+        name: input.name,
+        listId: null,
+        segmentId: null,
+        fromAddress: null,
+        subject: null,
+        html: null,
+        text: null,
+        templateId: null,
+        replyTo: [],
+        attachments: [],
+        disableTracking: false,
+        disableUtm: false,
+        ...change,
+      };
+      try {
+        return await insertCampaign(db, workspaceId, draft);
+      } catch (error) {
+        if (error instanceof CampaignTemplateGone) throw templateGone();
+        throw error;
+      }
+    },
+
+    /** Only a draft changes (409 otherwise); every change voids the confirmation tokens of its estimates. */
+    async update(workspaceId: string, campaignId: string, input: UpdateCampaignInput): Promise<CampaignRecord> {
+      await get(workspaceId, campaignId);
+      const change = await draftChange(deps, workspaceId, input);
+      let outcome;
+      try {
+        outcome = await updateDraft(db, workspaceId, campaignId, change);
+      } catch (error) {
+        if (error instanceof CampaignTemplateGone) throw templateGone();
+        throw error;
+      }
+      if (outcome.state === 'not-found') throw AppError.notFound('Campaign');
+      if (outcome.state === 'not-draft') throw new AppError('conflict', `The campaign is ${outcome.status}: only a draft can be edited`);
+      return outcome.campaign;
+    },
+
+    /**
+     * Who the campaign would reach now, and a confirmation token for the campaign at this revision (valid
+     * ten minutes): what an immediate send must present.
+     */
+    async estimate(workspaceId: string, campaignId: string, now: Date) {
+      const campaign = await get(workspaceId, campaignId);
+      const audience = await resolveAudience(db, workspaceId, campaign, now);
+      if ('missing' in audience) throw missingAudience(audience.missing);
+      const estimate = await estimateAudience(db, workspaceId, audience.rules, audience.context);
+      return {
+        estimate: { listMembers: estimate.members, recipients: estimate.recipients, excluded: estimate.members - estimate.recipients, sample: estimate.sample },
+        confirmationToken: deps.tokens.sign({ campaignId, revision: campaign.revision, expiresAt: new Date(now.getTime() + CONFIRMATION_TTL_MS) }),
+      };
+    },
+  };
+}
+
+/** The 422 of a campaign whose audience is not set, or was deleted. */
+export function missingAudience(missing: 'audience' | 'list' | 'segment'): AppError {
+  if (missing === 'list') return fieldError('listId', 'The list was deleted');
+  if (missing === 'segment') return fieldError('segmentId', 'The segment was deleted');
+  return fieldError('listId', 'Give listId or segmentId: the campaign has no audience');
+}
+
+export type CampaignService = ReturnType<typeof createCampaignService>;

@@ -1,0 +1,139 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { CampaignStatus } from '../../core/campaigns';
+
+/**
+ * How a sending campaign fills the outbox (the messages table) from its recipients, a page at a time,
+ * and how it learns where it stands. Every write here is one statement guarded by the campaign's status,
+ * so a pause or cancel committed first stops it, and one committed after waits for it.
+ */
+
+export interface FeedState {
+  status: CampaignStatus;
+  recipientCount: number;
+  materialized: number;
+  /** Messages of the campaign not yet sent (waiting in the outbox, in flight, or with the provider now). */
+  outstanding: number;
+  /** Whether the campaign already paused itself once. */
+  autoPaused: boolean;
+  sent: number;
+  hardBounces: number;
+  complaints: number;
+}
+
+/** One read per round of the feed: the campaign, its unsent messages (a small partial index), its counters. */
+export async function readFeedState(db: Sequelize, workspaceId: string, campaignId: string): Promise<FeedState | null> {
+  const rows = await db.query<{
+    status: CampaignStatus; recipient_count: number | null; materialized: number; auto_paused: boolean;
+    outstanding: string; sent: string | null; hard_bounces: string | null; complaints: string | null;
+  }>(
+    `SELECT c.status, c.recipient_count, c.materialized, c.auto_paused_at IS NOT NULL AS auto_paused,
+       (SELECT count(*) FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2 AND m.status IN ('queued', 'sending')) AS outstanding,
+       k.sent, k.hard_bounces, k.complaints
+     FROM campaigns c
+     LEFT JOIN (SELECT sum(sent) AS sent, sum(hard_bounces) AS hard_bounces, sum(complaints) AS complaints
+                FROM campaign_counters WHERE campaign_id = $2) k ON true
+     WHERE c.workspace_id = $1 AND c.id = $2`,
+    { bind: [workspaceId, campaignId], type: QueryTypes.SELECT },
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    status: row.status,
+    recipientCount: row.recipient_count ?? 0,
+    materialized: row.materialized,
+    outstanding: Number(row.outstanding),
+    autoPaused: row.auto_paused,
+    sent: Number(row.sent ?? 0),
+    hardBounces: Number(row.hard_bounces ?? 0),
+    complaints: Number(row.complaints ?? 0),
+  };
+}
+
+/**
+ * Writes the messages of recipients (after, upTo] to the outbox, if the campaign is still sending, and
+ * moves its `materialized` mark, in one statement. Each message's id is derived from the campaign and the
+ * contact, so a page written twice (a retried activity, a rewind after a pause) inserts nothing twice.
+ * Campaign messages are priority 3 (the lowest: their kind, migration 0010) and carry one unit of the
+ * quota the snapshot reserved. A template's messages get the contact as variables (`contact.*`: its
+ * attributes, `id` and `email`). Returns whether the campaign was sending, and how many were new.
+ */
+export async function writePage(
+  db: Sequelize,
+  workspaceId: string,
+  campaignId: string,
+  range: { after: number; upTo: number },
+): Promise<{ sending: boolean; written: number }> {
+  const [result] = await db.query<{ sending: string; written: string }>(
+    `WITH campaign AS (
+       UPDATE campaigns SET materialized = GREATEST(materialized, $4), updated_at = now()
+       WHERE workspace_id = $1 AND id = $2 AND status = 'sending'
+       RETURNING id, workspace_id, message_from, message_subject, message_content, template_id, quota_period
+     ),
+     page AS (
+       SELECT r.contact_id, r.address FROM campaign_recipients r
+       WHERE r.campaign_id = $2 AND r.position > $3 AND r.position <= $4
+     ),
+     written AS (
+       INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address, to_addresses,
+         subject, content, template_id, campaign_id, contact_id, quota_units, quota_period)
+       SELECT campaign_message_id(k.id, p.contact_id), k.workspace_id, 'campaign', 'email', 'queued',
+         'campaign:' || k.id || ':' || p.contact_id, 'campaign', k.message_from, ARRAY[p.address], k.message_subject,
+         CASE WHEN k.message_content ? 'templateVersionId'
+           THEN k.message_content || jsonb_build_object('variables', jsonb_build_object('contact',
+             COALESCE(c.attributes, '{}'::jsonb) || jsonb_build_object('id', p.contact_id, 'email', p.address)))
+           ELSE k.message_content END,
+         k.template_id, k.id, p.contact_id, 1, k.quota_period
+       FROM campaign k CROSS JOIN page p
+       LEFT JOIN contacts c ON c.workspace_id = k.workspace_id AND c.id = p.contact_id
+       ON CONFLICT (id) DO NOTHING
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM campaign) AS sending, (SELECT count(*) FROM written) AS written`,
+    { bind: [workspaceId, campaignId, range.after, range.upTo], type: QueryTypes.SELECT },
+  );
+  return { sending: Number(result.sending) === 1, written: Number(result.written) };
+}
+
+/** Sending → sent once every recipient's message is written and none is left unsent. */
+export async function completeCampaign(db: Sequelize, workspaceId: string, campaignId: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE campaigns SET status = 'sent', completed_at = now(), updated_at = now()
+     WHERE workspace_id = $1 AND id = $2 AND status = 'sending' AND materialized >= recipient_count
+       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2 AND m.status IN ('queued', 'sending'))
+     RETURNING id`,
+    { bind: [workspaceId, campaignId], type: QueryTypes.SELECT },
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Takes a paused campaign's waiting messages back out of the outbox, so a pause stops sending within
+ * seconds rather than after the window drains: messages still `queued` are deleted (a delivery that finds
+ * its message gone stands down; one already claimed goes on) and the campaign's mark goes back to just
+ * before the first of them. Resuming writes them again under the same ids; their quota units stay
+ * reserved meanwhile. Returns the new mark, or null when the campaign is no longer paused.
+ */
+export async function holdWaitingMessages(db: Sequelize, workspaceId: string, campaignId: string): Promise<number | null> {
+  return db.transaction(async (transaction) => {
+    const [campaign] = await db.query<{ materialized: number }>(
+      `SELECT materialized FROM campaigns WHERE workspace_id = $1 AND id = $2 AND status = 'paused' FOR UPDATE`,
+      { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
+    );
+    if (!campaign) return null;
+    const [held] = await db.query<{ first: number | null }>(
+      `WITH held AS (
+         DELETE FROM messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'queued' RETURNING contact_id
+       )
+       SELECT min(r.position) AS first FROM campaign_recipients r
+       WHERE r.campaign_id = $2 AND r.contact_id IN (SELECT contact_id FROM held)`,
+      { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
+    );
+    if (held.first === null) return campaign.materialized;
+    const mark = Math.min(campaign.materialized, held.first - 1);
+    await db.query('UPDATE campaigns SET materialized = $3, updated_at = now() WHERE workspace_id = $1 AND id = $2', {
+      bind: [workspaceId, campaignId, mark],
+      transaction,
+    });
+    return mark;
+  });
+}

@@ -68,6 +68,16 @@ export function inFlightBounds(settings: InFlightSettings): Record<DispatchClass
   };
 }
 
+/**
+ * The least room a dispatch round waits for before it claims. Transactional messages go one by one. Bulk
+ * ones wait for half a batch: as a slow provider frees one slot at a time, claiming at once would start a
+ * batch workflow per message (11 history events each); half a batch keeps Temporal's cost per 1,000 bulk
+ * messages under 50, while the other half in flight keeps the provider busy meanwhile.
+ */
+export function minimumClaim(dispatchClass: DispatchClass, batchSize: number): number {
+  return dispatchClass === 'transactional' ? 1 : Math.ceil(batchSize / 2);
+}
+
 export interface WaitingWorkspace {
   workspaceId: string;
   weight: number;

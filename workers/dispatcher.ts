@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
-import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings } from '../core/dispatch';
+import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim } from '../core/dispatch';
 import { inLanes } from '../core/lanes';
 import { claimFairly, markDispatched } from '../db/repositories/dispatch-queue';
 import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
@@ -84,7 +84,13 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
     for (const channel of options.channels) {
       const bounds = inFlightBounds(channel);
       for (const dispatchClass of ['transactional', 'bulk'] as const) {
-        const claimed = await claimFairly(options.db, { channel: channel.channel, dispatchClass, bound: bounds[dispatchClass], leaseMs: LEASE_MS });
+        const claimed = await claimFairly(options.db, {
+          channel: channel.channel,
+          dispatchClass,
+          bound: bounds[dispatchClass],
+          leaseMs: LEASE_MS,
+          minimum: minimumClaim(dispatchClass, channel.batchSize),
+        });
         if (claimed.length) dispatched += await start(dispatchClass, claimed, channel.batchSize);
       }
     }

@@ -45,11 +45,12 @@ const PRIORITIES: Record<DispatchClass, number[]> = { transactional: [1], bulk: 
  * across workspaces the most urgent kind goes first. The rows are leased, not locked: the lease makes them
  * count as in flight and keeps other dispatchers off them while their workflows start, and frees them if
  * this dispatcher dies. One dispatcher per channel and class at a time (an advisory lock), so the bound is
- * never passed by two counting at once; others skip the round.
+ * never passed by two counting at once; others skip the round. With `minimum`, a round takes nothing until
+ * that much room is free (bulk: a batch's worth, so a slow provider does not get batches of one).
  */
 export async function claimFairly(
   db: Sequelize,
-  options: { channel: string; dispatchClass: DispatchClass; bound: number; leaseMs: number },
+  options: { channel: string; dispatchClass: DispatchClass; bound: number; leaseMs: number; minimum?: number },
 ): Promise<DispatchedMessage[]> {
   return db.transaction(async (transaction) => {
     const [lock] = await db.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', {
@@ -60,7 +61,7 @@ export async function claimFairly(
     if (!lock.locked) return [];
     const inFlight = await countInFlight(db, options.channel, transaction);
     const capacity = options.bound - inFlight[options.dispatchClass];
-    if (capacity <= 0) return [];
+    if (capacity <= 0 || capacity < (options.minimum ?? 1)) return [];
     const workspaces = await waitingWorkspaces(db, options.channel, PRIORITIES[options.dispatchClass], transaction);
     if (workspaces.length === 0) return [];
     const claimed: ClaimedRow[] = [];

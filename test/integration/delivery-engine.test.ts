@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
+import { minimumClaim } from '../../core/dispatch';
 import { claimFairly, countInFlight } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace, queueMessages } from '../helpers/factories';
@@ -65,6 +66,22 @@ describe('fair dispatch between workspaces', () => {
       await stack.api.db.query(`UPDATE messages SET status = 'canceled', dispatch_lease_until = NULL WHERE workspace_id = ANY($1::uuid[])`, {
         bind: [[big.workspaceId, middle.workspaceId, small.workspaceId]],
       });
+      stack.startDispatcher();
+    }
+  });
+
+  it('bulk with less than half a batch of room claims nothing; with that much free it claims the room', async () => {
+    await stack.stopDispatcher();
+    const workspace = await sender('pro');
+    try {
+      await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'campaign', count: 40, from: workspace.from, campaignId: randomUUID() });
+      const inFlight = (await countInFlight(stack.api.db, 'email')).bulk;
+      const claim = (room: number) =>
+        claimFairly(stack.api.db, { channel: 'email', dispatchClass: 'bulk', bound: inFlight + room, leaseMs: 60_000, minimum: minimumClaim('bulk', 50) });
+      expect(await claim(24)).toEqual([]);
+      expect(await claim(25)).toHaveLength(25);
+    } finally {
+      await stack.api.db.query(`UPDATE messages SET status = 'canceled', dispatch_lease_until = NULL WHERE workspace_id = $1`, { bind: [workspace.workspaceId] });
       stack.startDispatcher();
     }
   });

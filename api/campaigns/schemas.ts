@@ -136,7 +136,7 @@ export const CampaignEstimateSchema = z
       excluded: z.int(),
       sample: z.array(z.string()).max(5),
     }),
-    confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: any edit voids it'),
+    confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: an edit voids it'),
   })
   .meta({ id: 'CampaignEstimate' });
 

@@ -3,7 +3,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 /** What an estimate confirmed: one campaign as it stood at one revision, until a moment. */
 export interface ConfirmationClaims {
   campaignId: string;
-  /** The campaign's revision when it was estimated; any edit moves it on. */
+  /** The campaign's revision when it was estimated; every edit moves it on. */
   revision: number;
   expiresAt: Date;
 }

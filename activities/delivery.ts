@@ -9,7 +9,7 @@ import {
   failMessage,
   recordSent,
   releaseDeliveryClaim,
-  renewDeliveryClaim,
+  renewDeliveryClaims,
   type SentReceipt,
 } from '../db/repositories/message-delivery';
 import { findMessagesToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
@@ -42,6 +42,8 @@ export interface DeliveryDeps {
   observer: SendObserver;
   /** Waits for the message's turn under its provider's rate (shared by every worker). */
   pace: (message: Message) => Promise<void>;
+  /** Messages of a bulk batch taken through each stage together (`bulkChunkSize` of the provider's rate). */
+  bulkChunk: number;
   /** Records provider notifications that arrived before the provider id was (SES can be that quick). */
   replayParkedEvents: (provider: string, providerMessageId: string) => Promise<unknown>;
   timing?: Partial<DeliveryTiming>;
@@ -68,8 +70,20 @@ export interface BatchDelivery {
   retry: string[];
 }
 
-/** Messages of a batch prepared and sent at once: enough to keep a provider's connections busy. */
-const BATCH_LANES = 8;
+/**
+ * A bulk batch goes through the stages a chunk at a time: the chunk's reads, render stores, suppression
+ * checks and claims are each one statement, and the next chunk is prepared while this one is sent. A
+ * chunk is what the provider takes in CHUNK_MS at its rate, so that the messages claimed ahead (what a
+ * campaign's pause still lets through) stay a moment's worth: 5 at 20/s, 50 at 200/s and above.
+ */
+const CHUNK_MS = 250;
+const MAX_CHUNK = 50;
+
+export function bulkChunkSize(ratePerSecond: number): number {
+  return Math.max(1, Math.min(MAX_CHUNK, Math.floor((ratePerSecond * CHUNK_MS) / 1000)));
+}
+/** Messages of a chunk handed to the provider at once: enough to keep its connections busy. */
+const SEND_LANES = 8;
 
 const WAITING = ['queued', 'sending'];
 
@@ -78,7 +92,7 @@ const WAITING = ['queued', 'sending'];
  * holds, so neither Temporal nor a second attempt takes a slow but live attempt for dead. A batch holds
  * several claims at once; `progress` goes with each heartbeat.
  */
-function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: string) => Promise<unknown>) {
+function keepAlive(timing: DeliveryTiming, renew: (claims: Array<{ messageId: string; claim: string }>) => Promise<unknown>) {
   const context = Context.current();
   context.heartbeat();
   const claims = new Map<string, string>();
@@ -89,7 +103,7 @@ function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: str
     if (claims.size && Date.now() - lastRenewal >= timing.claimLeaseMs / 3) {
       lastRenewal = Date.now();
       // A failed renewal is not fatal: the lease still covers two more tries.
-      for (const [messageId, claim] of claims) renew(messageId, claim).catch(() => undefined);
+      renew([...claims].map(([messageId, claim]) => ({ messageId, claim }))).catch(() => undefined);
     }
   }, timing.keepAliveMs);
   return {
@@ -107,6 +121,14 @@ function keepAlive(timing: DeliveryTiming, renew: (messageId: string, claim: str
 }
 
 type KeepAlive = ReturnType<typeof keepAlive>;
+
+/** A message prepared for its provider, with the claim its attempt takes before the call. */
+interface Ready {
+  message: Message;
+  channel: ChannelDelivery;
+  prepared: Prepared;
+  claim: string;
+}
 
 /**
  * The database steps every delivery takes (read, store the render, claim, record), group-committed per
@@ -170,27 +192,31 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 
   /**
-   * Renders one message (once) and hands it to the provider, at most once per claim. Rendering here rather
-   * than in an activity of its own saves Temporal a task and a workflow task per message. The claim is
-   * taken in the database right before the provider call: a second attempt beside a live first one finds
-   * it held and stands down
-   * (retried later, it then finds the message sent). A message that already has a provider id is never
-   * sent again, so a retried activity or a reset in the Temporal UI cannot send twice once the provider's
-   * answer was recorded; recording it is retried here, inside the attempt, for the same reason.
+   * The first stage of a delivery: the message read, rendered (once) and made ready for its provider.
+   * Rendering here rather than in an activity of its own saves Temporal a task and a workflow task per
+   * message. A message that already has a provider id is never sent again, so a retried activity or a
+   * reset in the Temporal UI cannot send twice once the provider's answer was recorded.
    */
-  async function deliverOne(workspaceId: string, messageId: string, alive: KeepAlive): Promise<DeliveryOutcome> {
+  async function prepareOne(workspaceId: string, messageId: string): Promise<Ready | DeliveryOutcome> {
     const row = await steps.read(workspaceId, messageId);
     if (!row) return 'not-waiting';
-    const found = row.message;
+    const message = row.message;
     // Sent by an earlier attempt whose answer Temporal never got (it timed out, or the workflow was reset).
-    if (found.providerMessageId) return 'sent';
-    if (!WAITING.includes(found.status)) return 'not-waiting';
-    const channel = channelOf(found);
-    const prepared = await channel.prepare(found, await renderedOf(found, row.rendered));
+    if (message.providerMessageId) return 'sent';
+    if (!WAITING.includes(message.status)) return 'not-waiting';
+    const channel = channelOf(message);
+    const prepared = await channel.prepare(message, await renderedOf(message, row.rendered));
     if (!prepared) return 'suppressed';
+    return { message, channel, prepared, claim: randomUUID() };
+  }
 
-    const claim = randomUUID();
-    const claimed = await steps.claim(workspaceId, messageId, claim);
+  /**
+   * The second stage: the claim, taken in the database before the provider call, so a second attempt
+   * beside a live first one finds it held and stands down (retried later, it then finds the message sent).
+   */
+  async function claimOne(ready: Ready, alive: KeepAlive): Promise<Ready | DeliveryOutcome> {
+    const { workspaceId, id } = ready.message;
+    const claimed = await steps.claim(workspaceId, id, ready.claim);
     if (claimed.state === 'done') return 'not-waiting';
     if (claimed.state === 'busy') {
       // Back when the holder's lease would end: then it has either recorded the send or died.
@@ -200,64 +226,100 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
         nextRetryDelay: claimed.leaseLeftMs + 1_000,
       });
     }
-    alive.hold(messageId, claim);
+    alive.hold(id, ready.claim);
+    if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, id, claimed.previousClaim);
+    return ready;
+  }
+
+  /**
+   * The last stage: the provider call under a claim, at most once per claim, and its answer recorded
+   * (retried here, inside the attempt, so a lost record never sends again).
+   */
+  async function sendClaimed({ message, channel, prepared, claim }: Ready, alive: KeepAlive): Promise<DeliveryOutcome> {
+    const { workspaceId, id } = message;
     try {
-      if (claimed.previousClaim) observer.outcomeUnknown(workspaceId, messageId, claimed.previousClaim);
       let receipt: SendReceipt;
       try {
         // The turn under the provider's rate, taken last so the provider sees the pacer's spacing, not the
         // database's jitter (a claim held while waiting is renewed like any other).
-        await deps.pace(found);
+        await deps.pace(message);
         receipt = await prepared.send();
       } catch (error) {
         // No turn, or the provider answered with an error: taken as not sent, so the next attempt need not
         // wait out the lease. (A provider timeout could hide an acceptance; neither SMTP nor SES can be asked.)
-        await releaseDeliveryClaim(db, workspaceId, messageId, claim).catch(() => undefined);
+        await releaseDeliveryClaim(db, workspaceId, id, claim).catch(() => undefined);
         throw error;
       }
-      const sent = { ...receipt, messageId, data: prepared.data };
+      const sent = { ...receipt, messageId: id, data: prepared.data };
       await untilItHolds(() => steps.recordSent(workspaceId, sent), timing.recordDeadlineMs, () => undefined);
       // Only a provider that calls back can have parked events; not worth failing a sent message for
       // (the reconciler's sweep records them too).
       if (channel.callsBack) await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
       return 'sent';
     } finally {
-      alive.release(messageId);
+      alive.release(id);
     }
   }
 
+  const isReady = (stage: Ready | DeliveryOutcome): stage is Ready => typeof stage !== 'string';
+  const keepAliveFor = (workspaceId: string) => keepAlive(timing, (claims) => renewDeliveryClaims(db, workspaceId, claims, timing.claimLeaseMs));
+
   return {
     async deliverMessage(workspaceId: string, messageId: string): Promise<DeliveryOutcome> {
-      const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
+      const alive = keepAliveFor(workspaceId);
       try {
-        return await deliverOne(workspaceId, messageId, alive);
+        const ready = await prepareOne(workspaceId, messageId);
+        if (!isReady(ready)) return ready;
+        const claimed = await claimOne(ready, alive);
+        return isReady(claimed) ? await sendClaimed(claimed, alive) : claimed;
       } finally {
         alive.stop();
       }
     },
 
     /**
-     * Delivers a batch of bulk messages in one attempt, each rendered, claimed, sent and recorded on its
-     * own. A permanent failure (its render, a provider refusal) fails that message alone; a transient one (throttling, a provider outage, a claim
-     * still held) is handed back for the workflow to retry later, with the messages not reached yet.
+     * Delivers a batch of bulk messages in one attempt, each prepared, claimed, sent and recorded on its
+     * own, a chunk at a time (each stage of a chunk is one statement; the next chunk is prepared while this
+     * one is sent). A permanent failure (its render, a provider refusal) fails that message alone; a
+     * transient one (throttling, a provider outage, a claim still held) is handed back for the workflow to
+     * retry later.
      */
     async deliverMessages(workspaceId: string, messageIds: string[]): Promise<BatchDelivery> {
-      const alive = keepAlive(timing, (id, claim) => renewDeliveryClaim(db, workspaceId, id, claim, timing.claimLeaseMs));
+      const alive = keepAliveFor(workspaceId);
       const result: BatchDelivery = { sent: 0, failed: 0, retry: [] };
+      /** Runs one stage of one message: an outcome ends it (counted), an error fails it or hands it back. */
+      const stage = async (messageId: string, work: () => Promise<Ready | DeliveryOutcome>): Promise<Ready | null> => {
+        try {
+          const next = await work();
+          if (isReady(next)) return next;
+          if (next === 'sent') result.sent += 1;
+        } catch (error) {
+          if (!(error instanceof PermanentSendError)) result.retry.push(messageId);
+          else if (await failMessage(db, workspaceId, messageId, error.message)) result.failed += 1;
+        }
+        alive.report({ sent: result.sent, failed: result.failed });
+        return null;
+      };
+      const readyAndClaimed = async (chunk: string[]): Promise<Ready[]> => {
+        const ready = await Promise.all(chunk.map((id) => stage(id, () => prepareOne(workspaceId, id))));
+        const claimed = await Promise.all(ready.filter((item) => item !== null).map((item) => stage(item.message.id, () => claimOne(item, alive))));
+        return claimed.filter((item) => item !== null);
+      };
+      const size = deps.bulkChunk;
+      const chunks = Array.from({ length: Math.ceil(messageIds.length / size) }, (_, index) => messageIds.slice(index * size, (index + 1) * size));
+      let upcoming = chunks.length ? readyAndClaimed(chunks[0]) : null;
       try {
-        await inLanes(messageIds, BATCH_LANES, async (messageId) => {
-          try {
-            if ((await deliverOne(workspaceId, messageId, alive)) === 'sent') result.sent += 1;
-          } catch (error) {
-            if (error instanceof PermanentSendError) {
-              if (await failMessage(db, workspaceId, messageId, error.message)) result.failed += 1;
-            } else {
-              result.retry.push(messageId);
-            }
-          }
-          alive.report({ sent: result.sent, failed: result.failed });
-        });
+        for (let index = 0; upcoming; index += 1) {
+          const claimed = await upcoming;
+          upcoming = index + 1 < chunks.length ? readyAndClaimed(chunks[index + 1]) : null;
+          await inLanes(claimed, SEND_LANES, async (item) => {
+            await stage(item.message.id, () => sendClaimed(item, alive));
+          });
+        }
       } finally {
+        // Only a failure to fail a message (the database gone) ends the loop early: the attempt fails and
+        // Temporal retries it, and the next chunk's claims lapse with their lease.
+        upcoming?.catch(() => undefined);
         alive.stop();
       }
       result.retry = messageIds.filter((id) => result.retry.includes(id));
@@ -271,7 +333,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
     /** The same for the messages of a batch whose retries ran out. */
     async markMessagesFailed(workspaceId: string, messageIds: string[], reason: string): Promise<void> {
-      await inLanes(messageIds, BATCH_LANES, async (messageId) => {
+      await inLanes(messageIds, SEND_LANES, async (messageId) => {
         await failMessage(db, workspaceId, messageId, reason);
       });
     },

@@ -1,7 +1,9 @@
 import type { Sequelize } from 'sequelize';
+import { createGroupBatcher } from '../core/group-batcher';
 import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
 import { isMarketing, listUnsubscribeHeaders } from '../core/list-unsubscribe';
 import { emailContentOf } from '../core/message-content';
+import type { SuppressionReason } from '../core/suppressions';
 import type { UnsubscribeClaims } from '../core/unsubscribe-token';
 import { dropRecipients, failMessage } from '../db/repositories/message-delivery';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
@@ -39,6 +41,17 @@ function mailboxes(addresses: readonly string[]): Mailbox[] {
  */
 export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
   const { db, observer } = deps;
+  // One lookup for the recipients of every message being prepared at once in a workspace (a bulk chunk).
+  const suppressions = createGroupBatcher<string[], Map<string, SuppressionReason>>(
+    async (workspaceId, lists) => {
+      const found = await findSuppressed(db, workspaceId, 'email', [...new Set(lists.flat())]);
+      return lists.map((addresses) => new Map(addresses.flatMap((address) => {
+        const reason = found.get(address);
+        return reason ? [[address, reason] as const] : [];
+      })));
+    },
+    { maxBatch: 100, maxInFlight: 4 },
+  );
   /**
    * Leaves out recipients suppressed since acceptance (a backlog may wait hours; an address that bounced,
    * complained or unsubscribed meanwhile is not mailed). Returns the message as it is to be sent, or null
@@ -46,7 +59,7 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
    */
   async function withoutSuppressed(message: Message): Promise<Message | null> {
     const all = [...message.to, ...message.cc, ...message.bcc];
-    const suppressed = await findSuppressed(db, message.workspaceId, 'email', mailboxes(all).map((mailbox) => mailbox.address));
+    const suppressed = await suppressions.submit(message.workspaceId, mailboxes(all).map((mailbox) => mailbox.address));
     if (suppressed.size === 0) return message;
     const reasonOf = (mailbox: Mailbox) => suppressed.get(mailbox.address);
     const keep = (list: string[]) => mailboxes(list).filter((mailbox) => !reasonOf(mailbox)).map(formatMailbox);

@@ -23,7 +23,7 @@ import { createSesClients, type SesClients } from './channels/ses-clients';
 import { createSmtpChannel } from './channels/smtp';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
-import { createDeliveryActivities, type DeliveryTiming } from './delivery';
+import { bulkChunkSize, createDeliveryActivities, type DeliveryTiming } from './delivery';
 import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
 import { createEmailPacing } from './pacing';
@@ -92,6 +92,7 @@ export function createActivities(deps: ActivityDeps) {
       db,
       observer,
       pace: pacing.pace,
+      bulkChunk: bulkChunkSize(config.SEND_RATE_PER_SECOND),
       replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
       timing: deps.timing,
       // One delivery per channel, picked by each message's channel.

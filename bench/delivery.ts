@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { QueryTypes } from 'sequelize';
 import { countInFlight } from '../db/repositories/dispatch-queue';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
@@ -9,8 +10,10 @@ import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createWorkspace, queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
 import { sendMessageWorkflow } from '../workflows/send-message';
+import { cpuPerThousand, readCpu } from './cpu-meter';
 import { sentTimes } from './sent-times';
 import { summary } from './stats';
+import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 /**
  * `npm run bench -- delivery`: the delivery engine (docs/delivery.md) under a backlog, beside the bare
@@ -19,7 +22,9 @@ import { summary } from './stats';
  *   verifies a domain and sends one email, BENCH_TRIES (20) times: how long B's verify and B's email take;
  * - pressure, during that drain: running workflows, messages in flight, and the Temporal server's CPU;
  * - throughput at BENCH_RATES (200 and 1,000/s) with an instantly accepting SMTP sink: transactional and
- *   bulk deliveries per second against the configured rate.
+ *   bulk deliveries per second against the configured rate, and the CPU each 1,000 sends cost.
+ * The worker runs in its own process, as `npm start` runs it; BENCH_WORKER=inline runs it in the
+ * benchmark's process instead (as the test stack does).
  */
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 200_000);
 const TRIES = Number(process.env.BENCH_TRIES ?? 20);
@@ -27,6 +32,8 @@ const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'starts,fairness,throughput').split(','));
 const TEMPORAL = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244';
+const WORKER_PROCESS = process.env.BENCH_WORKER !== 'inline';
+const CPU_GROUPS = { worker: /workers\/main\.ts/, postgres: /^postgres|bin\/postgres/, temporal: /temporal server start-dev/ };
 
 const pad = (label: string) => `  ${label.padEnd(46)}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -144,20 +151,47 @@ async function deliveryRate(stack: EmailStack, workspaceId: string, count: numbe
   return { rate: (to - from) / (times[to] - times[from]), span: times[times.length - 1] - times[0] };
 }
 
-async function throughput(rate: number): Promise<void> {
-  const stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: String(rate), RATE_LIMIT_PER_SECOND: '1000' } });
+/** Moves the stack's worker and dispatchers into their own process, as `npm start` runs them. */
+async function workerInItsOwnProcess(client: Client, stack: EmailStack, overrides: Record<string, string>): Promise<WorkerProcess> {
+  await stack.stopDispatcher();
+  await stack.stopWorkers();
+  const { config } = stack.api;
+  const worker = await startWorkerProcess({
+    ...overrides,
+    DATABASE_URL: config.DATABASE_URL,
+    TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX,
+    EMAIL_PROVIDER: 'smtp',
+    SMTP_URL: stack.sink.url,
+  });
+  // Bundling the workflow code takes the new process seconds of CPU: measure only once it polls.
+  const taskQueue = { name: `${config.TASK_QUEUE_PREFIX}default` };
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
+    const described = await client.workflowService.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
+    if (described.pollers?.length) return worker;
+  }
+  await worker.stop();
+  throw new Error('the worker process did not poll its task queue within 60 s');
+}
+
+async function throughput(client: Client, rate: number): Promise<void> {
+  const overrides = { SEND_RATE_PER_SECOND: String(rate), RATE_LIMIT_PER_SECOND: '1000' };
+  const stack = await startEmailStack({ overrides });
+  const worker = WORKER_PROCESS ? await workerInItsOwnProcess(client, stack, overrides) : null;
   try {
     for (const kind of (process.env.BENCH_KINDS ?? 'transactional,campaign').split(',') as Array<'transactional' | 'campaign'>) {
       const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
       const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
       // One workflow each: Temporal, not the provider, is the limit for transactional sends on this server.
       const count = kind === 'transactional' ? Math.min(rate * SECONDS, 3_000) : rate * SECONDS;
+      const cpu = readCpu(CPU_GROUPS);
       await queueMessages(stack.api.db, workspace.workspaceId, { kind, count, from, campaignId: kind === 'campaign' ? randomUUID() : undefined });
       const { rate: achieved, span } = await deliveryRate(stack, workspace.workspaceId, count);
       const label = kind === 'transactional' ? 'transactional (a workflow each)' : 'bulk (batches)';
       console.log(`${pad(`${label} at ${rate}/s`)} ${achieved.toFixed(1).padStart(7)} sends/s   ${((achieved / rate) * 100).toFixed(1)}% of configured   (${count} sends, ${span.toFixed(1)} s first to last)`);
+      console.log(`${pad('')} ${cpuPerThousand(cpu, readCpu(CPU_GROUPS), count)}`);
     }
   } finally {
+    await worker?.stop();
     await stack.close();
   }
 }
@@ -171,7 +205,7 @@ async function main(): Promise<void> {
   }
   if (PHASES.has('throughput')) {
     console.log('\nThroughput (instantly accepting SMTP sink)');
-    for (const rate of RATES) await throughput(rate);
+    for (const rate of RATES) await throughput(client, rate);
   }
   await client.connection.close();
 }

@@ -63,14 +63,27 @@ export async function claimDeliveries(
   });
 }
 
-/** Extends a live claim; false when the claim is no longer this attempt's. */
-export async function renewDeliveryClaim(db: Sequelize, workspaceId: string, messageId: string, claim: string, leaseMs: number): Promise<boolean> {
+/**
+ * Extends live claims, many in one statement; returns the ids whose claim is still the attempt's own.
+ * Rows are locked in id order, as the claims and records lock them, so these cannot deadlock.
+ */
+export async function renewDeliveryClaims(
+  db: Sequelize,
+  workspaceId: string,
+  claims: ReadonlyArray<{ messageId: string; claim: string }>,
+  leaseMs: number,
+): Promise<string[]> {
+  if (claims.length === 0) return [];
   const rows = await db.query<{ id: string }>(
-    `UPDATE messages SET delivery_claimed_until = now() + make_interval(secs => $4::double precision / 1000)
-     WHERE workspace_id = $1 AND id = $2 AND delivery_claim = $3 RETURNING id`,
-    { bind: [workspaceId, messageId, claim, leaseMs], type: QueryTypes.SELECT },
+    `WITH held AS (
+       SELECT m.id FROM messages m JOIN unnest($2::uuid[], $3::uuid[]) AS c (id, claim) ON c.id = m.id AND c.claim = m.delivery_claim
+       WHERE m.workspace_id = $1 ORDER BY m.id FOR UPDATE OF m
+     )
+     UPDATE messages m SET delivery_claimed_until = now() + make_interval(secs => $4::double precision / 1000)
+     FROM held WHERE m.id = held.id RETURNING m.id`,
+    { bind: [workspaceId, claims.map((claim) => claim.messageId), claims.map((claim) => claim.claim), leaseMs], type: QueryTypes.SELECT },
   );
-  return rows.length === 1;
+  return rows.map((row) => row.id);
 }
 
 /** Gives a claim back without a send (the provider refused before accepting, or preparation failed after the claim). */

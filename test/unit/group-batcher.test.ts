@@ -13,10 +13,12 @@ function controlledRun() {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('group batcher', () => {
-  it('runs an item of an idle group at once, and batches what arrives while a batch runs', async () => {
+  it('runs an item of an idle group at the end of the turn, and batches what arrives while a batch runs', async () => {
     const { batches, run } = controlledRun();
     const batcher = createGroupBatcher(run, { maxBatch: 100, maxInFlight: 1 });
     const first = batcher.submit('a', 1);
+    expect(batches).toHaveLength(0);
+    await tick();
     expect(batches.map((batch) => batch.items)).toEqual([[1]]);
     const later = [batcher.submit('a', 2), batcher.submit('a', 3), batcher.submit('a', 4)];
     expect(batches).toHaveLength(1);
@@ -28,20 +30,31 @@ describe('group batcher', () => {
     expect(await Promise.all(later)).toEqual([20, 30, 40]);
   });
 
+  it('gathers what one turn submits into one batch', async () => {
+    const { batches, run } = controlledRun();
+    const batcher = createGroupBatcher(run, { maxBatch: 100, maxInFlight: 4 });
+    const outcomes = [1, 2, 3].map((item) => batcher.submit('a', item));
+    await tick();
+    expect(batches.map((batch) => batch.items)).toEqual([[1, 2, 3]]);
+    batches[0].finish();
+    expect(await Promise.all(outcomes)).toEqual([10, 20, 30]);
+  });
+
   it('keeps groups apart, bounds batches and batches in flight, and rejects only the failed batch', async () => {
     const { batches, run } = controlledRun();
     const batcher = createGroupBatcher(run, { maxBatch: 2, maxInFlight: 2 });
     const outcomes = [1, 2, 3, 4, 5, 6].map((item) => batcher.submit('a', item).catch((error: Error) => error.message));
     const other = batcher.submit('b', 7);
+    await tick();
     // Two batches in flight for `a`, the rest waiting; `b` is not held up by `a`.
-    expect(batches.map((batch) => [batch.group, batch.items])).toEqual([['a', [1]], ['a', [2]], ['b', [7]]]);
+    expect(batches.map((batch) => [batch.group, batch.items])).toEqual([['a', [1, 2]], ['a', [3, 4]], ['b', [7]]]);
     batches[1].finish(new Error('database gone'));
     await tick();
     batches[0].finish();
     await tick();
-    expect(batches.map((batch) => batch.items)).toEqual([[1], [2], [7], [3, 4], [5, 6]]);
+    expect(batches.map((batch) => batch.items)).toEqual([[1, 2], [3, 4], [7], [5, 6]]);
     for (const batch of batches.slice(2)) batch.finish();
-    expect(await Promise.all(outcomes)).toEqual([10, 'database gone', 30, 40, 50, 60]);
+    expect(await Promise.all(outcomes)).toEqual([10, 20, 'database gone', 'database gone', 50, 60]);
     expect(await other).toBe(70);
   });
 });

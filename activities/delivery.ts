@@ -88,13 +88,14 @@ const SEND_LANES = 8;
 const WAITING = ['queued', 'sending'];
 
 /**
- * Heartbeats from the first line of an attempt until its end, and renews the delivery claims the attempt
+ * Heartbeats every `keepAliveMs` from the start of an attempt until its end (well inside the heartbeat
+ * timeout; no heartbeat at the very start, which would cost Temporal a write for every message sent
+ * within the first interval), and renews the delivery claims the attempt
  * holds, so neither Temporal nor a second attempt takes a slow but live attempt for dead. A batch holds
  * several claims at once; `progress` goes with each heartbeat.
  */
 function keepAlive(timing: DeliveryTiming, renew: (claims: Array<{ messageId: string; claim: string }>) => Promise<unknown>) {
   const context = Context.current();
-  context.heartbeat();
   const claims = new Map<string, string>();
   let progress: unknown;
   let lastRenewal = Date.now();

@@ -9,6 +9,8 @@ import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createWorkspace, queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { oneActivityWorkflow } from './workflows/one-activity';
 import { sendMessageWorkflow } from '../workflows/send-message';
 import { cpuPerThousand, readCpu } from './cpu-meter';
 import { sentTimes } from './sent-times';
@@ -52,6 +54,38 @@ async function bareStarts(client: Client): Promise<number> {
   );
   const rate = count / ((performance.now() - started) / 1000);
   console.log(`${pad('bare workflow starts (baseline, same server)')} ${rate.toFixed(0).padStart(7)} starts/s`);
+  return rate;
+}
+
+/**
+ * The second baseline: workflows of the transactional send's shape (one activity on another queue) with
+ * no-op work, run to completion by a worker in this process. What a workflow per message allows here.
+ */
+async function bareOneActivityWorkflows(client: Client): Promise<number> {
+  const queue = `bench-${randomUUID()}`;
+  const connection = await NativeConnection.connect({ address: TEMPORAL });
+  const workflows = await Worker.create({ connection, taskQueue: queue, workflowsPath: require.resolve('./workflows/one-activity') });
+  const activities = await Worker.create({ connection, taskQueue: `${queue}-activities`, activities: { noop: async () => undefined } });
+  const count = 1_000;
+  const cpu = readCpu(CPU_GROUPS);
+  let rate = 0;
+  await workflows.runUntil(() =>
+    activities.runUntil(async () => {
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          for (let i = next++; i < count; i = next++) {
+            await client.workflow.execute(oneActivityWorkflow, { taskQueue: queue, workflowId: `bench-one-${randomUUID()}`, args: [`${queue}-activities`] });
+          }
+        }),
+      );
+      rate = count / ((performance.now() - started) / 1000);
+    }),
+  );
+  await connection.close();
+  console.log(`${pad('bare workflows with one activity (baseline)')} ${rate.toFixed(0).padStart(7)} completed/s`);
+  console.log(`${pad('')} ${cpuPerThousand(cpu, readCpu(CPU_GROUPS), count)}`);
   return rate;
 }
 
@@ -198,7 +232,10 @@ async function throughput(client: Client, rate: number): Promise<void> {
 
 async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: TEMPORAL }) });
-  if (PHASES.has('starts')) await bareStarts(client);
+  if (PHASES.has('starts')) {
+    await bareStarts(client);
+    await bareOneActivityWorkflows(client);
+  }
   if (PHASES.has('fairness')) {
     console.log('\nFairness and pressure');
     await fairness(client);

@@ -38,7 +38,7 @@ export async function sendMessageWorkflow(input: SendMessageInput): Promise<Send
   const delivery = proxyActivities<Activities>({
     taskQueue: input.sendsTaskQueue,
     startToCloseTimeout: '2 minutes',
-    // The attempt heartbeats from its first line, so this only notices a dead worker.
+    // The attempt heartbeats every 2 s from its start, so this only notices a dead worker.
     heartbeatTimeout: '10 seconds',
     retry: {
       initialInterval: '5 seconds',

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
 import { type AutoPauseThresholds, autoPauseReason, type CampaignStatus, outboxWindow } from '../core/campaigns';
 import type { Config } from '../core/config';
-import { completeCampaign, holdWaitingMessages, readFeedState, writePage } from '../db/repositories/campaign-feed';
+import { completeCampaign, dueRecipients, holdWaitingMessages, readFeedState, writePage } from '../db/repositories/campaign-feed';
 import { takeSnapshot } from '../db/repositories/campaign-snapshot';
 import { pauseCampaign } from '../db/repositories/campaign-transitions';
 
@@ -59,9 +59,13 @@ export interface FeedInput {
 
 export interface FeedResult {
   cursor: number;
-  /** `more`: the slice ended, call again; `paused`: wait for a resume; `done`: the campaign ended with `status`. */
-  state: 'more' | 'paused' | 'done';
+  /**
+   * `more`: the slice ended, call again; `paused`: wait for a resume; `waiting`: the next recipient is due
+   * at `nextAt` (ISO 8601; a local send time), call again then; `done`: the campaign ended with `status`.
+   */
+  state: 'more' | 'paused' | 'waiting' | 'done';
   status: CampaignStatus;
+  nextAt?: string;
 }
 
 export function createCampaignActivities({ db, settings }: CampaignActivityDeps) {
@@ -101,9 +105,16 @@ export function createCampaignActivities({ db, settings }: CampaignActivityDeps)
         const size = Math.min(settings.page, left, settings.window - state.outstanding);
         // Whole pages only (or the last, shorter one): a row at a time as sends free the window would cost a statement each.
         if (left > 0 && size >= Math.min(settings.page, left)) {
-          const page = await writePage(db, workspaceId, campaignId, { after: cursor, upTo: cursor + size });
-          if (page.sending) cursor += size;
-          if (Date.now() < deadline) continue;
+          // With a local send time, only the recipients already due: the rest wait for their moment.
+          const due = state.localTime ? await dueRecipients(db, campaignId, { after: cursor, upTo: cursor + size }) : { upTo: cursor + size, nextAt: null };
+          if (due.upTo > cursor) {
+            const page = await writePage(db, workspaceId, campaignId, { after: cursor, upTo: due.upTo });
+            if (page.sending) cursor = due.upTo;
+            if (Date.now() < deadline) continue;
+          } else if (due.nextAt && state.outstanding === 0) {
+            // Nothing in flight and nothing due: a durable timer in the workflow waits better than a poll.
+            return { cursor, state: 'waiting', status: state.status, nextAt: due.nextAt.toISOString() };
+          }
         }
         if (left <= 0 && state.outstanding === 0 && (await completeCampaign(db, workspaceId, campaignId))) {
           return { cursor, state: 'done', status: 'sent' };

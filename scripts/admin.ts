@@ -13,7 +13,10 @@ import { createSequelize } from '../db/sequelize';
 
 /** Operations that need no API key: bootstrap a workspace and manage keys. Prints JSON. */
 const USAGE = `usage: npm run admin -- <command> [options]
-  workspace:create --name NAME [--plan free|starter|pro]   prints { workspaceId, apiKey } (full access)
+  workspace:create --name NAME [--plan free|starter|pro] [--timezone ZONE]
+                                                             prints { workspaceId, apiKey } (full access);
+                                                             ZONE (IANA, default UTC): contacts' zone unless their
+                                                             \`timezone\` attribute says, for local-time campaigns
   key:create --workspace ID [--scopes a,b] [--name NAME]    prints { id, apiKey }
   key:revoke --id KEY_ID                                     prints { revoked: true, id }
   key:list --workspace ID                                    prints the workspace's active keys`;
@@ -42,6 +45,7 @@ async function main(): Promise<void> {
       workspace: { type: 'string' },
       scopes: { type: 'string' },
       id: { type: 'string' },
+      timezone: { type: 'string' },
     },
   });
   const command = positionals[0];
@@ -54,7 +58,9 @@ async function main(): Promise<void> {
       case 'workspace:create': {
         const plan = values.plan ?? 'free';
         if (!isPlanName(plan)) throw new UsageError(`unknown plan ${plan}`);
-        const workspace = await insertWorkspace(db, { name: required(values.name, '--name'), plan });
+        const timezone = values.timezone ?? 'UTC';
+        if (!Intl.supportedValuesOf('timeZone').includes(timezone) && timezone !== 'UTC') throw new UsageError(`unknown time zone ${timezone}`);
+        const workspace = await insertWorkspace(db, { name: required(values.name, '--name'), plan, timezone });
         const key = await issueApiKey(db, workspace.id, { name: 'admin', scopes: [FULL_ACCESS] });
         return print({ workspaceId: workspace.id, apiKey: key.secret });
       }

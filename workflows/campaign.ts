@@ -84,6 +84,11 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     const fed = await feedCampaign({ workspaceId, campaignId, cursor });
     cursor = fed.cursor;
     if (fed.state === 'done') return fed.status;
+    if (fed.state === 'waiting' && fed.nextAt) {
+      // Until the next recipient's local time comes; a pause, resume or cancel looks at once.
+      const wait = Date.parse(fed.nextAt) - Date.now();
+      if (wait > 0) await condition(() => wakeups !== seen, wait);
+    }
     if (fed.state === 'paused') {
       const held = await holdCampaignMessages(workspaceId, campaignId);
       if (held !== null) cursor = Math.min(cursor, held);

@@ -26,6 +26,15 @@ const draftFields = {
   attachments: AttachmentSourcesSchema.optional().describe('Files every recipient receives, stored once when declared'),
   disableTracking: z.boolean().optional(),
   disableUtm: z.boolean().optional(),
+  sendAtLocalTime: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'A time of day as HH:MM (00:00 to 23:59)')
+    .nullable()
+    .optional()
+    .describe(
+      "Each recipient gets the campaign at this time of day in their own zone (the contact's `timezone` attribute, an IANA name, " +
+        "else the workspace's zone): the first such moment at or after the send time. null sends to everyone at once",
+    ),
 };
 
 const oneAudience = {
@@ -117,6 +126,7 @@ export const CampaignDetailSchema = CampaignSchema.extend({
   attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.int() })),
   disableTracking: z.boolean(),
   disableUtm: z.boolean(),
+  sendAtLocalTime: z.string().nullable(),
   pausedReason: z.string().nullable().describe('Why the campaign paused itself (bounce or complaint rate); null for a pause by request'),
   failureReason: z.string().nullable(),
   startedAt: z.iso.datetime().nullable(),

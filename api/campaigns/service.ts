@@ -67,7 +67,7 @@ async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input
     if (input.templateId !== null && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
     change.templateId = template?.id ?? null;
   }
-  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm'] as const) {
+  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime'] as const) {
     if (input[key] !== undefined) Object.assign(change, { [key]: input[key] });
   }
   // Stored last, so a draft refused for another reason stores no file.
@@ -121,6 +121,7 @@ export function createCampaignService(deps: CampaignServiceDeps) {
         attachments: [],
         disableTracking: false,
         disableUtm: false,
+        sendAtLocalTime: null,
         ...change,
       };
       try {

@@ -46,6 +46,7 @@ export function campaignDetailView(campaign: CampaignRecord, counters: CampaignC
     attachments: campaign.attachments.map(({ id, filename, contentType, size }) => ({ id, filename, contentType, size })),
     disableTracking: campaign.disableTracking,
     disableUtm: campaign.disableUtm,
+    sendAtLocalTime: campaign.sendAtLocalTime,
     pausedReason: campaign.pausedReason,
     failureReason: campaign.failureReason,
     startedAt: iso(campaign.startedAt),

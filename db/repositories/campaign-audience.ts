@@ -91,10 +91,21 @@ export async function estimateAudience(db: Sequelize, workspaceId: string, rules
   return { members: Number(counted[0].members), recipients: Number(counted[0].recipients), sample: sample.map((row) => row.address) };
 }
 
+/** A campaign sent at a local time of day: each recipient's moment, from the send's start. */
+export interface LocalSendTime {
+  /** "HH:MM". */
+  at: string;
+  /** The zone of contacts without a valid `timezone` attribute (the workspace's). */
+  defaultZone: string;
+  start: Date;
+}
+
 /**
  * Writes who the campaign reaches now into its recipients, numbered 1..n, in one statement inside the
  * caller's transaction (which also marks the snapshot taken, so a retry after a commit finds it done and
- * one before it finds nothing written). Returns how many.
+ * one before it finds nothing written). With a local send time, each recipient's `send_after` is fixed
+ * here and the numbering follows it, so the feed's cursor meets recipients as they come due. A zone
+ * PostgreSQL does not know counts as absent. Returns how many.
  */
 export async function snapshotAudience(
   db: Sequelize,
@@ -103,6 +114,7 @@ export async function snapshotAudience(
   rules: AudienceRules,
   context: AudienceQueryContext,
   transaction: Transaction,
+  localTime: LocalSendTime | null = null,
 ): Promise<number> {
   const audience = campaignAudience(workspaceId, rules, context);
   const campaign = audience.params.add(campaignId, 'uuid');
@@ -111,11 +123,23 @@ export async function snapshotAudience(
     type: QueryTypes.SELECT,
     transaction,
   });
+  const reached = (columns: string) => `SELECT ${columns} FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}`;
+  let select = `SELECT ${campaign}, row_number() OVER (), ${audience.workspace}, c.id, i.address, NULL::timestamptz FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}`;
+  if (localTime) {
+    const start = audience.params.add(localTime.start.toISOString(), 'timestamptz');
+    const at = audience.params.add(localTime.at, 'time');
+    const fallback = audience.params.add(localTime.defaultZone, 'text');
+    select = `SELECT ${campaign}, row_number() OVER (ORDER BY t.due, t.id), ${audience.workspace}, t.id, t.address, t.due FROM (
+        SELECT r.id, r.address, local_send_after(${start}, ${at}, COALESCE(z.name, d.zone)) AS due
+        FROM (${reached("c.id, i.address, c.attributes->>'timezone' AS zone")}) r
+        CROSS JOIN (SELECT COALESCE((SELECT name FROM pg_timezone_names WHERE name = ${fallback}), 'UTC') AS zone) d
+        LEFT JOIN (SELECT name FROM pg_timezone_names) z ON z.name = r.zone
+      ) t`;
+  }
   const rows = await db.query<{ count: string }>(
     `WITH written AS (
-       INSERT INTO campaign_recipients (campaign_id, position, workspace_id, contact_id, address)
-       SELECT ${campaign}, row_number() OVER (), ${audience.workspace}, c.id, i.address
-       FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}
+       INSERT INTO campaign_recipients (campaign_id, position, workspace_id, contact_id, address, send_after)
+       ${select}
        RETURNING 1
      )
      SELECT count(*) AS count FROM written`,

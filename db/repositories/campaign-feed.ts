@@ -15,6 +15,8 @@ export interface FeedState {
   outstanding: number;
   /** Whether the campaign already paused itself once. */
   autoPaused: boolean;
+  /** Whether each recipient has a moment of their own (a local send time): the feed writes only those due. */
+  localTime: boolean;
   sent: number;
   hardBounces: number;
   complaints: number;
@@ -23,10 +25,11 @@ export interface FeedState {
 /** One read per round of the feed: the campaign, its unsent messages (a small partial index), its counters. */
 export async function readFeedState(db: Sequelize, workspaceId: string, campaignId: string): Promise<FeedState | null> {
   const rows = await db.query<{
-    status: CampaignStatus; recipient_count: number | null; materialized: number; auto_paused: boolean;
+    status: CampaignStatus; recipient_count: number | null; materialized: number; auto_paused: boolean; local_time: boolean;
     outstanding: string; sent: string | null; hard_bounces: string | null; complaints: string | null;
   }>(
     `SELECT c.status, c.recipient_count, c.materialized, c.auto_paused_at IS NOT NULL AS auto_paused,
+       c.send_at_local_time IS NOT NULL AS local_time,
        (SELECT count(*) FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2 AND m.status IN ('queued', 'sending')) AS outstanding,
        k.sent, k.hard_bounces, k.complaints
      FROM campaigns c
@@ -43,10 +46,30 @@ export async function readFeedState(db: Sequelize, workspaceId: string, campaign
     materialized: row.materialized,
     outstanding: Number(row.outstanding),
     autoPaused: row.auto_paused,
+    localTime: row.local_time,
     sent: Number(row.sent ?? 0),
     hardBounces: Number(row.hard_bounces ?? 0),
     complaints: Number(row.complaints ?? 0),
   };
+}
+
+/**
+ * How far recipients (after, upTo] are due: the snapshot numbered them by their `send_after`, so the due
+ * ones come first. `upTo` is the last due position (`after` when none is), `nextAt` when the first one not
+ * yet due will be. One scan of at most a page of the recipients' primary key.
+ */
+export async function dueRecipients(
+  db: Sequelize,
+  campaignId: string,
+  range: { after: number; upTo: number },
+): Promise<{ upTo: number; nextAt: Date | null }> {
+  const [row] = await db.query<{ up_to: number | null; next_at: Date | null }>(
+    `SELECT max(position) FILTER (WHERE send_after IS NULL OR send_after <= now()) AS up_to,
+       min(send_after) FILTER (WHERE send_after > now()) AS next_at
+     FROM campaign_recipients WHERE campaign_id = $1 AND position > $2 AND position <= $3`,
+    { bind: [campaignId, range.after, range.upTo], type: QueryTypes.SELECT },
+  );
+  return { upTo: row.up_to ?? range.after, nextAt: row.next_at };
 }
 
 /**

@@ -29,8 +29,9 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
     return await db.transaction(async (transaction): Promise<SnapshotOutcome> => {
       const [campaign] = await db.query<{
         status: CampaignStatus; scheduled_at: Date | null; recipient_count: number | null; list_id: string | null; segment_id: string | null; plan: string;
+        send_at_local_time: string | null; timezone: string;
       }>(
-        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan
+        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan, c.send_at_local_time, w.timezone
          FROM campaigns c JOIN workspaces w ON w.id = c.workspace_id
          WHERE c.workspace_id = $1 AND c.id = $2 FOR UPDATE OF c`,
         { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
@@ -43,7 +44,8 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
       }
       const audience = await resolveAudience(db, workspaceId, { listId: campaign.list_id, segmentId: campaign.segment_id }, now);
       if ('missing' in audience) throw new CannotStart(`the campaign's ${audience.missing} no longer exists`);
-      const recipients = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction);
+      const localTime = campaign.send_at_local_time ? { at: campaign.send_at_local_time, defaultZone: campaign.timezone, start: now } : null;
+      const recipients = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime);
       const plan = PLANS[isPlanName(campaign.plan) ? campaign.plan : 'free'];
       const period = usagePeriodAt(now);
       if (recipients > 0 && (await reserveQuota(db, workspaceId, plan, period, recipients, transaction)) === null) {

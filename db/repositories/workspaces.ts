@@ -23,10 +23,11 @@ const toWorkspace = (row: WorkspaceRow): Workspace => ({
   createdAt: row.created_at,
 });
 
-export async function insertWorkspace(db: Sequelize, input: { name: string; plan: PlanName }): Promise<Workspace> {
+/** `timezone` (IANA): the zone of contacts without one of their own, for campaigns sent at a local time. */
+export async function insertWorkspace(db: Sequelize, input: { name: string; plan: PlanName; timezone?: string }): Promise<Workspace> {
   const rows = await db.query<WorkspaceRow>(
-    'INSERT INTO workspaces (id, name, plan) VALUES ($1, $2, $3) RETURNING *',
-    { bind: [randomUUID(), input.name, input.plan], type: QueryTypes.SELECT },
+    'INSERT INTO workspaces (id, name, plan, timezone) VALUES ($1, $2, $3, $4) RETURNING *',
+    { bind: [randomUUID(), input.name, input.plan, input.timezone ?? 'UTC'], type: QueryTypes.SELECT },
   );
   return toWorkspace(rows[0]);
 }

@@ -37,6 +37,10 @@ class FakeCampaign {
   readonly snapshots: number[] = [];
   readonly feeds: FeedInput[] = [];
   holds = 0;
+  /** When each feed ran, by the test server's clock. */
+  readonly feedTimes: number[] = [];
+  /** A local send time: recipients after `position` come due only at `at` (the test server's clock). */
+  later?: { position: number; at: number };
   /** Runs before each feed, with the feed's number (1-based): the test changes the campaign there. */
   onFeed: (feed: number) => void = () => undefined;
 
@@ -55,10 +59,16 @@ class FakeCampaign {
       // One page per slice, as the real feed writes a page whenever the window has room.
       feedCampaign: async (input: FeedInput): Promise<FeedResult> => {
         this.feeds.push(input);
+        const now = (await this.env.now()).getTime();
+        this.feedTimes.push(now);
         this.onFeed(this.feeds.length);
         if (this.status === 'paused') return { cursor: input.cursor, state: 'paused', status: 'paused' };
         if (this.status !== 'sending') return { cursor: input.cursor, state: 'done', status: this.status };
-        const upTo = Math.min(this.recipients, input.cursor + this.page);
+        const notDue = this.later && now < this.later.at ? this.later : null;
+        if (notDue && input.cursor >= notDue.position) {
+          return { cursor: input.cursor, state: 'waiting', status: 'sending', nextAt: new Date(notDue.at).toISOString() };
+        }
+        const upTo = Math.min(this.recipients, input.cursor + this.page, notDue?.position ?? Number.POSITIVE_INFINITY);
         this.waiting = [];
         for (let position = input.cursor + 1; position <= upTo; position += 1) {
           if (this.outbox.has(position)) this.duplicates.push(position);
@@ -117,6 +127,38 @@ describe('campaign workflow', () => {
       expect(campaign.snapshots).toHaveLength(1);
       expect(campaign.snapshots[0]).toBeGreaterThanOrEqual(sendAt.getTime());
       campaign.expectEveryRecipientOnce();
+    });
+  });
+
+  it('sent at a local time: recipients not yet due are waited for with a timer, not polled', async () => {
+    const campaign = new FakeCampaign(env, 30, 10);
+    const worker = await workerFor(campaign);
+    await worker.runUntil(async () => {
+      const started = (await env.now()).getTime();
+      campaign.later = { position: 20, at: started + 8 * HOUR };
+      const handle = await start(null);
+      expect(await handle.result()).toBe('sent');
+      campaign.expectEveryRecipientOnce();
+      // Two pages, the wait (one feed saying so), then the rest at its time: no feed in between.
+      expect(campaign.feedTimes).toHaveLength(4);
+      expect(campaign.feedTimes[3]).toBeGreaterThanOrEqual(started + 8 * HOUR);
+      expect(campaign.feedTimes[2]).toBeLessThan(started + HOUR);
+    });
+  });
+
+  it('canceled while it waits for recipients to come due: the wait ends at once', async () => {
+    const campaign = new FakeCampaign(env, 30, 10);
+    const worker = await workerFor(campaign);
+    await worker.runUntil(async () => {
+      const started = (await env.now()).getTime();
+      campaign.later = { position: 10, at: started + 8 * HOUR };
+      const handle = await start(null);
+      await eventually(() => campaign.feeds.length === 2, 'the feed to say it waits');
+      campaign.status = 'canceled';
+      await handle.signal(cancelCampaignSignal);
+      expect(await handle.result()).toBe('canceled');
+      expect((await closedAt(handle)) - started).toBeLessThan(HOUR);
+      expect(campaign.outbox.size).toBe(10);
     });
   });
 

@@ -87,7 +87,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
-    ...createReconcilerActivities({ db, temporal, observer }),
+    ...createReconcilerActivities({ db, temporal, observer, taskQueuePrefix: config.TASK_QUEUE_PREFIX }),
     ...createDeliveryActivities({
       db,
       observer,

@@ -1,15 +1,19 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
-import { sendWorkflowId } from '../core/ids';
+import { campaignWorkflowId, sendWorkflowId } from '../core/ids';
 import { inLanes } from '../core/lanes';
+import { findStaleCampaigns, postponeCampaignReconcile } from '../db/repositories/campaign-reconcile';
 import { failMessage } from '../db/repositories/message-delivery';
-import { findStaleUnfinished, postponeReconcile, redispatch, type UnfinishedMessage } from '../db/repositories/message-reconcile';
+import { findStaleUnfinished, postponeReconcile, redispatch } from '../db/repositories/message-reconcile';
+import { startCampaignWorkflow } from '../workflows/starts';
 import type { SendObserver } from './send-observer';
 
 export interface ReconcilerDeps {
   db: Sequelize;
   temporal: Client;
   observer: SendObserver;
+  /** Where restarted campaign workflows run. */
+  taskQueuePrefix: string;
 }
 
 export interface ReconcileOptions {
@@ -36,9 +40,9 @@ type Verdict = { kind: 'running' } | { kind: 'missing' } | { kind: 'closed'; sta
 export function createReconcilerActivities(deps: ReconcilerDeps) {
   const { db, temporal, observer } = deps;
 
-  async function verdictOf(message: UnfinishedMessage): Promise<Verdict> {
+  async function verdictOf(workflowId: string): Promise<Verdict> {
     try {
-      const description = await temporal.workflow.getHandle(message.workflowId ?? sendWorkflowId(message.messageId)).describe();
+      const description = await temporal.workflow.getHandle(workflowId).describe();
       return description.status.name === 'RUNNING' ? { kind: 'running' } : { kind: 'closed', status: description.status.name };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return { kind: 'missing' };
@@ -59,7 +63,7 @@ export function createReconcilerActivities(deps: ReconcilerDeps) {
       const report: ReconcileReport = { checked: stale.length, running: 0, failed: 0, redispatched: 0 };
       const running: string[] = [];
       await inLanes(stale, CONCURRENT_DESCRIBES, async (message) => {
-        const verdict = await verdictOf(message);
+        const verdict = await verdictOf(message.workflowId ?? sendWorkflowId(message.messageId));
         if (verdict.kind === 'running') {
           running.push(message.messageId);
         } else if (verdict.kind === 'missing') {
@@ -78,6 +82,31 @@ export function createReconcilerActivities(deps: ReconcilerDeps) {
       await postponeReconcile(db, running, options.recheckAfterMs);
       report.running = running.length;
       return report;
+    },
+
+    /**
+     * The same for campaigns: an unfinished campaign (scheduled, sending, paused) that has not changed for
+     * a while and whose `campaign:<id>` workflow closed (terminated from the Temporal UI) or vanished gets
+     * a new run, from its snapshot's mark when it has one: the campaign row is the truth, and pages written
+     * again insert nothing twice. Returns how many were looked at and how many restarted.
+     */
+    async reconcileCampaigns(options: ReconcileOptions): Promise<{ checked: number; restarted: number }> {
+      const stale = await findStaleCampaigns(db, options);
+      const running: string[] = [];
+      let restarted = 0;
+      await inLanes(stale, CONCURRENT_DESCRIBES, async (campaign) => {
+        const verdict = await verdictOf(campaignWorkflowId(campaign.campaignId));
+        if (verdict.kind === 'running') {
+          running.push(campaign.campaignId);
+          return;
+        }
+        await startCampaignWorkflow(temporal, deps.taskQueuePrefix, { ...campaign, cursor: campaign.cursor ?? undefined });
+        restarted += 1;
+        const why = verdict.kind === 'missing' ? 'its workflow does not exist' : `its workflow ended ${verdict.status.toLowerCase().replace(/_/g, ' ')}`;
+        observer.repaired('campaign_restarted', campaign.workspaceId, campaign.campaignId, why);
+      });
+      await postponeCampaignReconcile(db, running, options.recheckAfterMs);
+      return { checked: stale.length, restarted };
     },
   };
 }

@@ -8,13 +8,13 @@ import { Counter, type Registry } from 'prom-client';
 export interface SendObserver {
   /** A delivery attempt found an earlier attempt's claim expired without a provider id: it may have sent. */
   outcomeUnknown(workspaceId: string, messageId: string, previousClaim: string): void;
-  /** The reconciler repaired a message whose workflow was closed or missing. */
-  repaired(action: ReconcileAction, workspaceId: string, messageId: string, detail: string): void;
+  /** The reconciler repaired a message (or restarted a campaign) whose workflow was closed or missing. */
+  repaired(action: ReconcileAction, workspaceId: string, id: string, detail: string): void;
   /** Recipients suppressed since acceptance were not mailed. */
   suppressedAtDelivery(workspaceId: string, messageId: string, addresses: number, wholeMessage: boolean): void;
 }
 
-export type ReconcileAction = 'failed' | 'redispatched';
+export type ReconcileAction = 'failed' | 'redispatched' | 'campaign_restarted';
 
 export function createSendObserver(logger: Logger, registry?: Registry): SendObserver {
   const registers = registry ? [registry] : [];
@@ -25,7 +25,7 @@ export function createSendObserver(logger: Logger, registry?: Registry): SendObs
   });
   const repairs = new Counter({
     name: 'messaging_reconciler_repairs_total',
-    help: 'Unfinished messages the reconciler repaired, by action',
+    help: 'Unfinished messages (and campaigns) the reconciler repaired, by action',
     labelNames: ['action'],
     registers,
   });
@@ -39,9 +39,10 @@ export function createSendObserver(logger: Logger, registry?: Registry): SendObs
       unknown.inc();
       logger.warn({ workspaceId, messageId, previousClaim }, 'delivery: an earlier attempt died with an unknown outcome; sending again');
     },
-    repaired(action, workspaceId, messageId, detail) {
+    repaired(action, workspaceId, id, detail) {
       repairs.inc({ action });
-      logger.warn({ workspaceId, messageId, action, detail }, 'reconciler: repaired an unfinished message');
+      const subject = action === 'campaign_restarted' ? { campaignId: id } : { messageId: id };
+      logger.warn({ workspaceId, ...subject, action, detail }, 'reconciler: repaired an unfinished message or campaign');
     },
     suppressedAtDelivery(workspaceId, messageId, addresses, wholeMessage) {
       suppressed.inc(addresses);

@@ -125,13 +125,13 @@ export async function startWebhookDeliveryWorkflow(client: Client, taskQueuePref
 export async function startCampaignWorkflow(
   client: Client,
   taskQueuePrefix: string,
-  campaign: { workspaceId: string; campaignId: string; scheduledAt: Date | null },
+  campaign: { workspaceId: string; campaignId: string; scheduledAt: Date | null; cursor?: number },
 ): Promise<void> {
   await startOnce(() =>
     client.workflow.start(campaignWorkflow, {
       workflowId: campaignWorkflowId(campaign.campaignId),
       taskQueue: taskQueueName(taskQueuePrefix, 'default'),
-      args: [{ workspaceId: campaign.workspaceId, campaignId: campaign.campaignId, scheduledAt: campaign.scheduledAt?.toISOString() ?? null }],
+      args: [{ workspaceId: campaign.workspaceId, campaignId: campaign.campaignId, scheduledAt: campaign.scheduledAt?.toISOString() ?? null, cursor: campaign.cursor }],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       priority: { priorityKey: TEMPORAL_PRIORITY.campaign, fairnessKey: campaign.workspaceId },
       typedSearchAttributes: searchAttributes({ WorkspaceId: campaign.workspaceId, CampaignId: campaign.campaignId, Kind: 'campaign' }),

@@ -12,7 +12,7 @@ import * as webhooks from './0011-webhooks';
 import * as tracking from './0012-tracking';
 import * as utmTouches from './0013-utm-touches';
 import * as campaigns from './0014-campaigns';
-import * as localSendTime from './0015-local-send-time';
+import * as campaignTiming from './0015-campaign-timing';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -30,5 +30,5 @@ export const migrations = [
   { name: '0012-tracking', ...tracking },
   { name: '0013-utm-touches', ...utmTouches },
   { name: '0014-campaigns', ...campaigns },
-  { name: '0015-local-send-time', ...localSendTime },
+  { name: '0015-campaign-timing', ...campaignTiming },
 ];

@@ -1,4 +1,9 @@
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
+import { createReconcilerActivities } from '../../activities/reconciler';
+import { createSendObserver } from '../../activities/send-observer';
+import { campaignWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { createWorkspace } from '../helpers/factories';
@@ -7,6 +12,7 @@ import { createWorkspace } from '../helpers/factories';
 // a campaign of a hundred or two is still going when the test acts. The feed looks at its campaign every
 // 100 ms here (a second in production).
 let stack: EmailStack;
+let temporal: Client;
 beforeAll(async () => {
   stack = await startEmailStack({
     overrides: {
@@ -17,8 +23,12 @@ beforeAll(async () => {
     },
     activities: { campaignTiming: { pollMs: 100 } },
   });
+  temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await temporal.connection.close();
+  await stack.close();
+});
 
 jest.setTimeout(180_000);
 
@@ -112,5 +122,30 @@ describe('campaign control while sending', () => {
     await campaign.call('POST', `/campaigns/${campaign.id}/resume`);
     expect(await waitForCampaign(campaign.call, campaign.id, ['sent'])).toMatchObject({ status: 'sent', progress: { sent: 100 } });
     expect(new Set(campaign.received()).size).toBe(100);
+  });
+
+  it('a campaign whose workflow was terminated from the Temporal UI is restarted by the reconciler from its mark; each recipient gets one message', async () => {
+    const campaign = await sendingCampaign(60);
+    await campaign.until(10);
+    await temporal.workflow.getHandle(campaignWorkflowId(campaign.id)).terminate('operator stopped it');
+    const reconciler = createReconcilerActivities({
+      db: stack.api.db,
+      temporal,
+      observer: createSendObserver(pino({ level: 'silent' })),
+      taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX,
+    });
+    const round = { staleAfterMs: 0, limit: 100, recheckAfterMs: 60_000 };
+    expect((await reconciler.reconcileCampaigns(round)).restarted).toBeGreaterThanOrEqual(1);
+    expect((await temporal.workflow.getHandle(campaignWorkflowId(campaign.id)).describe()).status.name).toBe('RUNNING');
+    await waitForCampaign(campaign.call, campaign.id, ['sent'], 60_000);
+    const received = await campaign.settled();
+    expect(received).toHaveLength(60);
+    expect(new Set(received).size).toBe(60);
+    // Ended: nothing left for the reconciler.
+    const [left] = await stack.api.db.query<{ n: string }>("SELECT count(*) AS n FROM campaigns WHERE id = $1 AND status IN ('scheduled', 'sending', 'paused')", {
+      bind: [campaign.id],
+      type: QueryTypes.SELECT,
+    });
+    expect(Number(left.n)).toBe(0);
   });
 });

@@ -117,7 +117,7 @@ describe('recipients suppressed while the message waited', () => {
 });
 
 describe('the reconciler', () => {
-  const reconciler = () => createReconcilerActivities({ db: stack.api.db, temporal, observer: createSendObserver(pino({ level: 'silent' })) });
+  const reconciler = () => createReconcilerActivities({ db: stack.api.db, temporal, observer: createSendObserver(pino({ level: 'silent' })), taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX });
 
   it('a message whose workflow was terminated from the Temporal UI ends failed, its quota given back', async () => {
     const { domain, call } = await sender();

@@ -14,9 +14,10 @@ describe('message reconciler workflow', () => {
   });
   afterAll(() => env.close());
 
-  it('runs a round every interval, goes again at once after a full round, sweeps parked events, and keeps running', async () => {
+  it('runs a round every interval, goes again at once after a full round, sweeps parked events and campaigns, and keeps running', async () => {
     const rounds: number[] = [];
     const sweeps: number[] = [];
+    const campaignRounds: number[] = [];
     // The second round is full (a backlog of repairs): the third follows without waiting.
     const reports: Array<Partial<ReconcileReport>> = [{ checked: 3 }, { checked: 10 }, { checked: 0 }];
     const fakes = {
@@ -25,11 +26,15 @@ describe('message reconciler workflow', () => {
         const report = reports.shift() ?? { checked: 0 };
         return { checked: Math.min(report.checked ?? 0, options.limit), running: 0, failed: 0, redispatched: 0 };
       },
+      reconcileCampaigns: async () => {
+        campaignRounds.push((await env.now()).getTime());
+        return { checked: 0, restarted: 0 };
+      },
       matchParkedProviderEvents: async () => {
         sweeps.push((await env.now()).getTime());
         return { recorded: 0, expired: 0 };
       },
-    } satisfies Pick<Activities, 'reconcileMessages' | 'matchParkedProviderEvents'>;
+    } satisfies Pick<Activities, 'reconcileMessages' | 'reconcileCampaigns' | 'matchParkedProviderEvents'>;
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: env.taskQueue,
@@ -50,6 +55,7 @@ describe('message reconciler workflow', () => {
       expect(gaps[1]).toBeLessThan(MINUTE);
       expect(gaps[2]).toBeGreaterThanOrEqual(MINUTE);
       expect(sweeps.length).toBe(rounds.length);
+      expect(campaignRounds.length).toBe(rounds.length);
       expect((await handle.describe()).status.name).toBe('RUNNING');
       await handle.terminate();
     });

@@ -2,7 +2,7 @@ import type { MigrationFn } from 'umzug';
 import type { QueryInterface } from 'sequelize';
 
 /**
- * Campaigns sent at a local time of day (docs/campaigns.md):
+ * Campaigns sent at a local time of day, and repaired when their workflow is gone (docs/campaigns.md):
  * - `workspaces.timezone`: the zone of contacts without a valid `timezone` attribute.
  * - `campaigns.send_at_local_time`: the time of day each recipient gets the campaign in their own zone.
  * - `campaign_recipients.send_after`: when that is for this recipient, fixed at the snapshot, which numbers
@@ -11,7 +11,7 @@ import type { QueryInterface } from 'sequelize';
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
     ALTER TABLE workspaces ADD COLUMN timezone text NOT NULL DEFAULT 'UTC';
-    ALTER TABLE campaigns ADD COLUMN send_at_local_time time;
+    ALTER TABLE campaigns ADD COLUMN send_at_local_time time, ADD COLUMN reconcile_after timestamptz;
     ALTER TABLE campaign_recipients ADD COLUMN send_after timestamptz;
 
     -- One expression (no FROM), so the planner inlines it into the snapshot's million-row insert.
@@ -30,7 +30,7 @@ export const down: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
     DROP FUNCTION local_send_after(timestamptz, time, text);
     ALTER TABLE campaign_recipients DROP COLUMN send_after;
-    ALTER TABLE campaigns DROP COLUMN send_at_local_time;
+    ALTER TABLE campaigns DROP COLUMN send_at_local_time, DROP COLUMN reconcile_after;
     ALTER TABLE workspaces DROP COLUMN timezone;
   `);
 };

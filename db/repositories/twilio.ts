@@ -94,8 +94,9 @@ const MOVES: Partial<Record<TwilioStatusEvent['type'], { from: MessageStatus[]; 
 
 /**
  * Records a status callback on the workspace's message with that MessageSid: the event once per
- * (message, status) (Twilio sends each status once, and a retried callback repeats it), the status move and
- * the engagement summary, in one transaction. A SID of another workspace's message counts as unknown: the
+ * (message, status) (a retried callback repeats it), the status move and the engagement summary, in one
+ * transaction. The event id `<status>:<sid>` makes Twilio's `sent` the same event as the one the send path
+ * stores when Twilio accepts the message (`sent:<provider id>`, message-delivery.ts), so it is not doubled. A SID of another workspace's message counts as unknown: the
  * callback URL names the workspace whose token signed it, and nothing else may be touched through it.
  */
 export async function recordTwilioStatus(
@@ -114,7 +115,7 @@ export async function recordTwilioStatus(
       db,
       workspaceId,
       messageId,
-      { type: event.type, classification: event.classification, providerEventId: `${messageSid}:${status}`, data: { status }, at },
+      { type: event.type, classification: event.classification, providerEventId: `${status}:${messageSid}`, data: { status }, at },
       transaction,
     );
     if (!stored) return 'duplicate';

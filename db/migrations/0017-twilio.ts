@@ -2,7 +2,7 @@ import type { MigrationFn } from 'umzug';
 import type { QueryInterface } from 'sequelize';
 
 /**
- * WhatsApp through Twilio (README: WhatsApp through Twilio).
+ * WhatsApp through Twilio (README.md, "WhatsApp through Twilio").
  *
  * - `twilio_integrations`: one per workspace; the auth token sealed with MASTER_KEY (core/secrets.ts). The
  *   account SID is not secret (it is in every callback Twilio sends), so it stays readable.

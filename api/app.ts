@@ -18,6 +18,7 @@ import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
+import { twilioCallbackRoutes } from './callbacks/twilio';
 import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
@@ -34,6 +35,8 @@ import { createCustomFieldService } from './custom-fields/service';
 import { domainRoutes } from './domains/routes';
 import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
+import { twilioIntegrationRoutes } from './integrations/twilio/routes';
+import { createTwilioIntegrationService } from './integrations/twilio/service';
 import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
@@ -117,6 +120,7 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
+  twilioCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY), publicBaseUrl: config.PUBLIC_BASE_URL });
   unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
@@ -157,6 +161,10 @@ export function createApp(deps: AppDeps): Express {
       masterKey: parseMasterKey(config.MASTER_KEY),
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
     }),
+  );
+  twilioIntegrationRoutes(
+    table('Integrations'),
+    createTwilioIntegrationService({ db, masterKey: parseMasterKey(config.MASTER_KEY), apiUrl: config.TWILIO_API_URL }),
   );
 
   const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });

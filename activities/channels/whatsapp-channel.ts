@@ -1,0 +1,91 @@
+import type { Sequelize } from 'sequelize';
+import { parseE164 } from '../../core/phone-numbers';
+import { openSecret } from '../../core/secrets';
+import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
+import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
+import { PermanentSendError, type SendReceipt } from './email-channel';
+
+/**
+ * What a WhatsApp message says: free-form text (only inside the customer-service window), or an approved
+ * content template (any time), whose variables Twilio fills in ({"1": "Ann"}).
+ */
+export type WhatsAppContent =
+  | { kind: 'text'; body: string }
+  | { kind: 'template'; contentSid: string; contentVariables: Record<string, string> };
+
+export interface OutboundWhatsApp {
+  workspaceId: string;
+  /** Our message id. */
+  messageId: string;
+  /** The customer's number, E.164. */
+  to: string;
+  content: WhatsAppContent;
+  /** Public URLs Twilio fetches and attaches (images, documents). */
+  mediaUrls: string[];
+}
+
+export interface WhatsAppChannelDeps {
+  db: Sequelize;
+  masterKey: Buffer;
+  /** TWILIO_API_URL. */
+  apiUrl: string;
+  /** PUBLIC_BASE_URL: where Twilio posts the message's statuses. */
+  publicBaseUrl: string;
+  now?: () => Date;
+}
+
+/** The WhatsApp channel through Twilio's Messages API, with each workspace's own account. */
+export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
+  const now = deps.now ?? (() => new Date());
+  const base = deps.publicBaseUrl.replace(/\/$/, '');
+  // One client per workspace and token, so its connections are reused; a saved new token replaces it.
+  const clients = new Map<string, { sealed: string; client: TwilioClient }>();
+
+  function clientFor(workspaceId: string, accountSid: string, sealed: string): TwilioClient {
+    const cached = clients.get(workspaceId);
+    if (cached?.sealed === sealed) return cached.client;
+    const client = createTwilioClient(deps.apiUrl, accountSid, openSecret(deps.masterKey, sealed));
+    clients.set(workspaceId, { sealed, client });
+    return client;
+  }
+
+  return {
+    provider: 'twilio' as const,
+
+    /** Sends and answers Twilio's MessageSid. Refusals retrying cannot fix are PermanentSendError; throttling and outages throw to be retried. */
+    async send(message: OutboundWhatsApp): Promise<SendReceipt> {
+      const integration = await findTwilioIntegration(deps.db, message.workspaceId);
+      if (!integration) throw new PermanentSendError('The workspace has no Twilio integration (PUT /integrations/twilio)');
+      const to = parseE164(message.to);
+      if (!to) throw new PermanentSendError(`${message.to} is not a valid E.164 phone number`);
+      // WhatsApp itself refuses free-form text outside the window (Twilio error 63016), but only after accepting the send: refuse it first.
+      if (message.content.kind === 'text' && !(await insideServiceWindow(deps.db, message.workspaceId, to, now()))) {
+        throw new PermanentSendError(
+          'Free-form WhatsApp text can only be sent within 24 hours of the customer\'s last message; outside that window a content template (contentSid) is needed',
+        );
+      }
+      const content = message.content.kind === 'text'
+        ? { body: message.content.body }
+        : { contentSid: message.content.contentSid, contentVariables: JSON.stringify(message.content.contentVariables) };
+      try {
+        const sent = await clientFor(message.workspaceId, integration.accountSid, integration.authTokenSealed).messages.create({
+          from: `whatsapp:${integration.whatsappFrom}`,
+          to: `whatsapp:${to}`,
+          ...content,
+          ...(message.mediaUrls.length > 0 && { mediaUrl: message.mediaUrls }),
+          statusCallback: `${base}/callbacks/twilio/${message.workspaceId}/status`,
+        });
+        return { provider: 'twilio', providerMessageId: sent.sid };
+      } catch (error) {
+        const refusal = twilioRefusal(error);
+        // 429 (throttled) and 5xx are Twilio's state, not the message's: thrown as they are, so the activity retries.
+        if (refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429) {
+          throw new PermanentSendError(`Twilio refused the message (${refusal.status}${refusal.code ? `, error ${refusal.code}` : ''}): ${refusal.message}`);
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+export type WhatsAppChannel = ReturnType<typeof createWhatsAppChannel>;

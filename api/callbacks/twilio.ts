@@ -1,0 +1,65 @@
+import express, { type Request, type Router } from 'express';
+import twilio from 'twilio';
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { parseE164 } from '../../core/phone-numbers';
+import { openSecret } from '../../core/secrets';
+import { twilioStatusEvent } from '../../core/twilio-status';
+import { findTwilioIntegration, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
+
+export interface TwilioCallbackDeps {
+  db: Sequelize;
+  masterKey: Buffer;
+  /** PUBLIC_BASE_URL: Twilio signs the URL it was given, which is under it, not the one this process sees. */
+  publicBaseUrl: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Twilio's reply to an inbound message is TwiML; an empty response sends nothing back to the customer. */
+const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+
+const field = (body: Record<string, unknown>, name: string): string => (typeof body[name] === 'string' ? body[name] : '');
+
+/**
+ * `POST /callbacks/twilio/:workspaceId/status` (message statuses) and `/inbound` (customers' messages).
+ * Nothing is believed before `X-Twilio-Signature` checks out against the workspace's own auth token and the
+ * public URL (the library's validateRequest, over the form parameters): the path names the workspace, and
+ * only its token can sign for it. An unknown workspace answers the same 403 as a bad signature.
+ */
+export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): void {
+  const form = express.urlencoded({ extended: false, limit: '64kb' });
+  const base = deps.publicBaseUrl.replace(/\/$/, '');
+
+  async function verified(req: Request): Promise<{ workspaceId: string; body: Record<string, unknown> }> {
+    const workspaceId = String(req.params.workspaceId);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const integration = UUID.test(workspaceId) ? await findTwilioIntegration(deps.db, workspaceId) : null;
+    const signature = req.get('x-twilio-signature') ?? '';
+    const valid = integration !== null && signature !== ''
+      && twilio.validateRequest(openSecret(deps.masterKey, integration.authTokenSealed), signature, `${base}${req.originalUrl}`, body);
+    if (!valid) {
+      req.log.warn({ workspaceId }, 'Twilio callback refused: signature not valid');
+      throw new AppError('forbidden', 'The X-Twilio-Signature does not verify', { need: 'X-Twilio-Signature' });
+    }
+    return { workspaceId, body };
+  }
+
+  app.post('/callbacks/twilio/:workspaceId/status', form, async (req, res) => {
+    const { workspaceId, body } = await verified(req);
+    const status = field(body, 'MessageStatus');
+    const event = twilioStatusEvent(status);
+    if (event) {
+      const outcome = await recordTwilioStatus(deps.db, workspaceId, field(body, 'MessageSid'), status, event, new Date());
+      if (outcome === 'unknown-message') req.log.info({ workspaceId, messageSid: field(body, 'MessageSid'), status }, 'Twilio status for a message not known here: ignored');
+    }
+    res.status(200).end();
+  });
+
+  app.post('/callbacks/twilio/:workspaceId/inbound', form, async (req, res) => {
+    const { workspaceId, body } = await verified(req);
+    const phone = parseE164(field(body, 'From').replace(/^whatsapp:/, ''));
+    if (phone) await recordInbound(deps.db, workspaceId, phone, new Date());
+    res.status(200).type('text/xml').send(EMPTY_TWIML);
+  });
+}

@@ -1,0 +1,133 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { TwilioStatusEvent } from '../../core/twilio-status';
+import { insertMessageEvent, touchEngagement } from './message-events';
+import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
+
+/** A workspace's Twilio account, its auth token still sealed (core/secrets.ts). */
+export interface TwilioIntegration {
+  workspaceId: string;
+  accountSid: string;
+  authTokenSealed: string;
+  /** E.164, without the `whatsapp:` prefix. */
+  whatsappFrom: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface IntegrationRow {
+  workspace_id: string;
+  account_sid: string;
+  auth_token_sealed: string;
+  whatsapp_from: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toIntegration = (row: IntegrationRow): TwilioIntegration => ({
+  workspaceId: row.workspace_id,
+  accountSid: row.account_sid,
+  authTokenSealed: row.auth_token_sealed,
+  whatsappFrom: row.whatsapp_from,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** Creates the workspace's integration or replaces its credentials (it keeps its creation time). */
+export async function saveTwilioIntegration(
+  db: Sequelize,
+  workspaceId: string,
+  input: { accountSid: string; authTokenSealed: string; whatsappFrom: string },
+): Promise<TwilioIntegration> {
+  const rows = await db.query<IntegrationRow>(
+    `INSERT INTO twilio_integrations (workspace_id, account_sid, auth_token_sealed, whatsapp_from) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id) DO UPDATE SET account_sid = EXCLUDED.account_sid, auth_token_sealed = EXCLUDED.auth_token_sealed,
+       whatsapp_from = EXCLUDED.whatsapp_from, updated_at = now()
+     RETURNING *`,
+    { bind: [workspaceId, input.accountSid, input.authTokenSealed, input.whatsappFrom], type: QueryTypes.SELECT },
+  );
+  return toIntegration(rows[0]);
+}
+
+export async function findTwilioIntegration(db: Sequelize, workspaceId: string): Promise<TwilioIntegration | null> {
+  const rows = await db.query<IntegrationRow>('SELECT * FROM twilio_integrations WHERE workspace_id = $1', {
+    bind: [workspaceId],
+    type: QueryTypes.SELECT,
+  });
+  return rows[0] ? toIntegration(rows[0]) : null;
+}
+
+export async function deleteTwilioIntegration(db: Sequelize, workspaceId: string): Promise<boolean> {
+  const rows = await db.query('DELETE FROM twilio_integrations WHERE workspace_id = $1 RETURNING workspace_id', {
+    bind: [workspaceId],
+    type: QueryTypes.SELECT,
+  });
+  return rows.length === 1;
+}
+
+/** WhatsApp's customer-service window: free-form messages only within 24 hours of the customer's last one. */
+export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Opens or extends the phone's window; an inbound message delivered late never shortens it. */
+export async function recordInbound(db: Sequelize, workspaceId: string, phone: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO whatsapp_sessions (workspace_id, phone, last_inbound_at) VALUES ($1, $2, $3)
+     ON CONFLICT (workspace_id, phone) DO UPDATE SET last_inbound_at = GREATEST(whatsapp_sessions.last_inbound_at, EXCLUDED.last_inbound_at)`,
+    { bind: [workspaceId, phone, at] },
+  );
+}
+
+export async function insideServiceWindow(db: Sequelize, workspaceId: string, phone: string, now: Date): Promise<boolean> {
+  const rows = await db.query<{ last_inbound_at: Date }>(
+    'SELECT last_inbound_at FROM whatsapp_sessions WHERE workspace_id = $1 AND phone = $2',
+    { bind: [workspaceId, phone], type: QueryTypes.SELECT },
+  );
+  const last = rows[0]?.last_inbound_at;
+  return last !== undefined && now.getTime() - last.getTime() < SERVICE_WINDOW_MS;
+}
+
+/** Which statuses a Twilio status may move a message from; later facts never undo earlier ones. */
+const MOVES: Partial<Record<TwilioStatusEvent['type'], { from: MessageStatus[]; to: MessageStatus }>> = {
+  sent: { from: ['sending'], to: 'sent' },
+  delivered: { from: ['sending', 'sent'], to: 'delivered' },
+  failed: { from: ['sending', 'sent'], to: 'failed' },
+};
+
+/**
+ * Records a status callback on the workspace's message with that MessageSid: the event once per
+ * (message, status) (a retried callback repeats it), the status move and the engagement summary, in one
+ * transaction. The event id `<status>:<sid>` makes Twilio's `sent` the same event as the one the send path
+ * stores when Twilio accepts the message (`sent:<provider id>`, message-delivery.ts), so it is not doubled. A SID of another workspace's message counts as unknown: the
+ * callback URL names the workspace whose token signed it, and nothing else may be touched through it.
+ */
+export async function recordTwilioStatus(
+  db: Sequelize,
+  workspaceId: string,
+  messageSid: string,
+  status: string,
+  event: TwilioStatusEvent,
+  at: Date,
+): Promise<'recorded' | 'duplicate' | 'unknown-message'> {
+  const found = await findByProviderMessageId(db, 'twilio', messageSid);
+  if (!found || found.workspaceId !== workspaceId) return 'unknown-message';
+  const { messageId } = found;
+  return db.transaction(async (transaction) => {
+    const stored = await insertMessageEvent(
+      db,
+      workspaceId,
+      messageId,
+      { type: event.type, classification: event.classification, providerEventId: `${status}:${messageSid}`, data: { status }, at },
+      transaction,
+    );
+    if (!stored) return 'duplicate';
+    const move = MOVES[event.type];
+    if (move) await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction);
+    if (event.type === 'open') {
+      await db.query('UPDATE messages SET opens_human = opens_human + 1 WHERE workspace_id = $1 AND id = $2', {
+        bind: [workspaceId, messageId],
+        transaction,
+      });
+    }
+    await touchEngagement(db, workspaceId, messageId, { at }, transaction);
+    return 'recorded';
+  });
+}

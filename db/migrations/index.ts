@@ -13,6 +13,7 @@ import * as tracking from './0012-tracking';
 import * as utmTouches from './0013-utm-touches';
 import * as campaigns from './0014-campaigns';
 import * as localSendTime from './0015-local-send-time';
+import * as telegram from './0016-telegram';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   { name: '0013-utm-touches', ...utmTouches },
   { name: '0014-campaigns', ...campaigns },
   { name: '0015-local-send-time', ...localSendTime },
+  { name: '0016-telegram', ...telegram },
 ];

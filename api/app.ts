@@ -16,8 +16,10 @@ import { suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
+import { botApi } from '../services/telegram-bot-api';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
+import { telegramCallbackRoutes } from './callbacks/telegram';
 import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
@@ -34,6 +36,8 @@ import { createCustomFieldService } from './custom-fields/service';
 import { domainRoutes } from './domains/routes';
 import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
+import { telegramIntegrationRoutes } from './integrations/telegram/routes';
+import { createTelegramIntegrationService } from './integrations/telegram/service';
 import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
@@ -117,6 +121,7 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
+  telegramCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY) });
   unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
@@ -156,6 +161,15 @@ export function createApp(deps: AppDeps): Express {
       db,
       masterKey: parseMasterKey(config.MASTER_KEY),
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
+    }),
+  );
+  telegramIntegrationRoutes(
+    table('Integrations'),
+    createTelegramIntegrationService({
+      db,
+      masterKey: parseMasterKey(config.MASTER_KEY),
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      botApi: (token) => botApi(config.TELEGRAM_API_URL, token),
     }),
   );
 

@@ -102,6 +102,37 @@ describe('the Telegram integration', () => {
     expect(telegram.requests.length).toBe(before);
   });
 
+  it('an unreachable Bot API answers 503 without echoing the token, and nothing is stored', async () => {
+    const down = await startApi({ RATE_LIMIT_PER_SECOND: '1000', PUBLIC_BASE_URL, TELEGRAM_API_URL: 'http://127.0.0.1:1/' });
+    try {
+      const { workspaceId, apiKey } = await createWorkspace(down.db);
+      const bot = telegram.addBot();
+      const response = await down.as(apiKey)('PUT', '/integrations/telegram', { botToken: bot.token });
+      expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+      expect(JSON.stringify(response.body)).not.toContain(bot.token.split(':')[1]);
+      expect(await sealedRow(workspaceId)).toBeUndefined();
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('a webhook Telegram refuses (PUBLIC_BASE_URL not public https) answers 422 saying why, and nothing is stored', async () => {
+    const { workspaceId, call } = await workspace();
+    telegram.refuseNext('setWebhook', { errorCode: 400, description: 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook' });
+    const response = await call('PUT', '/integrations/telegram', { botToken: telegram.addBot().token });
+    expect(response).toMatchObject({ status: 422, body: { error: { formErrors: [expect.stringContaining('An HTTPS URL must be provided')], fieldErrors: {} } } });
+    expect(await sealedRow(workspaceId)).toBeUndefined();
+  });
+
+  it('saving again registers a new secret token: updates with the old one are refused from then on', async () => {
+    const { bot, call } = await connected();
+    const old = bot.webhook!.secretToken!;
+    expect((await call('PUT', '/integrations/telegram', { botToken: bot.token })).status).toBe(200);
+    expect(bot.webhook?.secretToken).not.toBe(old);
+    expect(await telegram.deliverUpdate(bot, privateMessage(555_000_010, 1_764_000_000), { apiUrl: api.url, secretToken: old })).toBe(403);
+    expect(await telegram.deliverUpdate(bot, privateMessage(555_000_010, 1_764_000_000), { apiUrl: api.url })).toBe(200);
+  });
+
   it('a bot connected to one workspace answers 409 to another, whose save changes nothing at Telegram', async () => {
     const { bot } = await connected();
     const registered = bot.webhook;

@@ -134,7 +134,7 @@ export async function recordInboundChat(db: Sequelize, workspaceId: string, botI
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
      ON CONFLICT (workspace_id, chat_id) DO UPDATE SET
        bot_id = CASE WHEN EXCLUDED.last_inbound_at >= telegram_chats.last_inbound_at THEN EXCLUDED.bot_id ELSE telegram_chats.bot_id END,
-       chat_type = EXCLUDED.chat_type,
+       chat_type = CASE WHEN EXCLUDED.last_inbound_at >= telegram_chats.last_inbound_at THEN EXCLUDED.chat_type ELSE telegram_chats.chat_type END,
        username = CASE WHEN EXCLUDED.last_inbound_at >= telegram_chats.last_inbound_at THEN EXCLUDED.username ELSE telegram_chats.username END,
        first_name = CASE WHEN EXCLUDED.last_inbound_at >= telegram_chats.last_inbound_at THEN EXCLUDED.first_name ELSE telegram_chats.first_name END,
        title = CASE WHEN EXCLUDED.last_inbound_at >= telegram_chats.last_inbound_at THEN EXCLUDED.title ELSE telegram_chats.title END,

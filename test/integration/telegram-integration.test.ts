@@ -108,7 +108,7 @@ describe('the Telegram integration', () => {
       const { workspaceId, apiKey } = await createWorkspace(down.db);
       const bot = telegram.addBot();
       const response = await down.as(apiKey)('PUT', '/integrations/telegram', { botToken: bot.token });
-      expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+      expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable', message: 'The Telegram Bot API could not be reached; try again later' } });
       expect(JSON.stringify(response.body)).not.toContain(bot.token.split(':')[1]);
       expect(await sealedRow(workspaceId)).toBeUndefined();
     } finally {

@@ -32,9 +32,13 @@ export function telegramWebhookUrl(publicBaseUrl: string, workspaceId: string): 
   return new URL(`/callbacks/telegram/${workspaceId}`, publicBaseUrl).toString();
 }
 
-/** A Bot API call that failed without a refusal: Telegram (or TELEGRAM_API_URL) is down or too slow. */
+/**
+ * A Bot API call that failed without a refusal: Telegram (or TELEGRAM_API_URL) is down or too slow. The
+ * cause stays out of the answer: it names the deployment's Bot API address.
+ */
 function unreachable(error: unknown): AppError {
-  return new AppError('service_unavailable', `The Telegram Bot API could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+  const timedOut = error instanceof Error && error.name === 'AbortError';
+  return new AppError('service_unavailable', `The Telegram Bot API ${timedOut ? 'did not answer in time' : 'could not be reached'}; try again later`);
 }
 
 export function createTelegramIntegrationService(deps: TelegramIntegrationServiceDeps) {

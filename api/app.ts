@@ -16,9 +16,11 @@ import { suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
+import { botApi } from '../services/telegram-bot-api';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { callbackRoutes } from './callbacks/routes';
 import { twilioCallbackRoutes } from './callbacks/twilio';
+import { telegramCallbackRoutes } from './callbacks/telegram';
 import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
@@ -37,6 +39,8 @@ import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
 import { twilioIntegrationRoutes } from './integrations/twilio/routes';
 import { createTwilioIntegrationService } from './integrations/twilio/service';
+import { telegramIntegrationRoutes } from './integrations/telegram/routes';
+import { createTelegramIntegrationService } from './integrations/telegram/service';
 import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
@@ -121,6 +125,7 @@ export function createApp(deps: AppDeps): Express {
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
   twilioCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY), publicBaseUrl: config.PUBLIC_BASE_URL });
+  telegramCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY) });
   unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
@@ -165,6 +170,15 @@ export function createApp(deps: AppDeps): Express {
   twilioIntegrationRoutes(
     table('Integrations'),
     createTwilioIntegrationService({ db, masterKey: parseMasterKey(config.MASTER_KEY), apiUrl: config.TWILIO_API_URL }),
+  );
+  telegramIntegrationRoutes(
+    table('Integrations'),
+    createTelegramIntegrationService({
+      db,
+      masterKey: parseMasterKey(config.MASTER_KEY),
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      botApi: (token) => botApi(config.TELEGRAM_API_URL, token),
+    }),
   );
 
   const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });

@@ -117,6 +117,15 @@ export const configSchema = z.object({
   INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
   /**
+   * The Telegram Bot API root: every Bot API call (getMe, setWebhook, sends) goes to it. Kept with a
+   * trailing `/`, because telegraf resolves `bot<token>/<method>` relative to it and would otherwise drop
+   * the last segment of a root with a path (a self-hosted Bot API behind `/telegram`).
+   */
+  TELEGRAM_API_URL: z
+    .url()
+    .default('https://api.telegram.org/')
+    .transform((value) => (value.endsWith('/') ? value : `${value}/`)),
+  /**
    * Webhook deliveries of one endpoint in flight at once (docs/webhooks.md): a slow or dead endpoint holds
    * only these, and the rest of its backlog waits in Postgres, not in Temporal.
    */

@@ -13,6 +13,7 @@ import * as tracking from './0012-tracking';
 import * as utmTouches from './0013-utm-touches';
 import * as campaigns from './0014-campaigns';
 import * as campaignTiming from './0015-campaign-timing';
+import * as telegram from './0016-telegram';
 import * as twilio from './0017-twilio';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
@@ -32,5 +33,6 @@ export const migrations = [
   { name: '0013-utm-touches', ...utmTouches },
   { name: '0014-campaigns', ...campaigns },
   { name: '0015-campaign-timing', ...campaignTiming },
+  { name: '0016-telegram', ...telegram },
   { name: '0017-twilio', ...twilio },
 ];

@@ -80,6 +80,12 @@ describe('configuration', () => {
     expect(loadConfig({}).DNS_SERVERS).toEqual([]);
   });
 
+  it('the Telegram Bot API root defaults to Telegram and keeps the path of a self-hosted root', () => {
+    expect(loadConfig({}).TELEGRAM_API_URL).toBe('https://api.telegram.org/');
+    expect(loadConfig({ TELEGRAM_API_URL: 'http://127.0.0.1:8081/telegram' }).TELEGRAM_API_URL).toBe('http://127.0.0.1:8081/telegram/');
+    expect(() => loadConfig({ TELEGRAM_API_URL: 'not a url' })).toThrow(/TELEGRAM_API_URL/);
+  });
+
   it('names every invalid variable in one error', () => {
     expect(() => loadConfig({ PORT: 'x', PUBLIC_BASE_URL: 'not a url' })).toThrow(/PORT[\s\S]*PUBLIC_BASE_URL/);
   });

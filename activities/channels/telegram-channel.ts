@@ -1,0 +1,103 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { openSecret } from '../../core/secrets';
+import type { TelegramIntegrationRecord } from '../../db/repositories/telegram';
+import { type BotApi, botApiRefusal, deadline } from '../../services/telegram-bot-api';
+import { type OutboundAttachment, PermanentSendError, type SendReceipt } from './email-channel';
+
+/** A Telegram message ready to leave: the chat, the rendered text, the resolved attachments. */
+export interface OutboundTelegramMessage {
+  /** A Bot API chat id in canonical decimal form (core/identities.ts). */
+  chatId: string;
+  /** Plain text, shown exactly as given (see `escapeHtml`). */
+  text?: string;
+  attachments: OutboundAttachment[];
+}
+
+export interface TelegramChannelDeps {
+  masterKey: Buffer;
+  /** A Bot API client for a token (TELEGRAM_API_URL). */
+  botApi: (token: string) => BotApi;
+}
+
+export interface TelegramChannel {
+  readonly provider: 'telegram';
+  /**
+   * Sends the text, then each attachment, as the workspace's bot. The receipt names the first message
+   * sent, as `<chat_id>:<message_id>` (a message id is only unique within its chat).
+   */
+  send(integration: Pick<TelegramIntegrationRecord, 'botTokenSealed'>, message: OutboundTelegramMessage): Promise<SendReceipt>;
+}
+
+/** Uploads of up to 50 MB must fit; a send activity's own timeout bounds the whole send. */
+const SEND_TIMEOUT_MS = 120_000;
+/** What sendPhoto takes: JPEG, PNG or WebP up to 10 MB; anything else goes as a document (up to 50 MB). */
+const PHOTO_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
+const PHOTO_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The text is sent in HTML parse mode with `&`, `<` and `>` replaced by their entities, which is every
+ * character Telegram's HTML parser gives a meaning to outside a tag. So a contact's name or any variable
+ * shows exactly as written and can neither add a link or formatting nor make Telegram refuse the message
+ * for markup it cannot parse; HTML mode (rather than none) leaves room for formatting the service itself adds.
+ */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * telegraf writes the filename into the part's Content-Disposition between quotes without escaping it,
+ * so a quote or a line break in a customer's filename would break the multipart body or add a header.
+ */
+function safeFilename(filename: string): string {
+  return filename.replace(/["\\\r\n]/g, '_') || 'attachment';
+}
+
+/**
+ * A refused call in the send path's terms. 429 (flood control) is retried after exactly the wait Telegram
+ * names; every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too
+ * large) cannot succeed by retrying and fails the message. Anything else (network, timeout, 5xx) is
+ * thrown as it is and retried with the activity's backoff.
+ */
+function sendFailure(error: unknown): unknown {
+  const refusal = botApiRefusal(error);
+  if (!refusal) return error;
+  if (refusal.code === 429) {
+    return ApplicationFailure.create({
+      type: 'Throttled',
+      message: `Telegram 429: ${refusal.description}`,
+      nextRetryDelay: (refusal.retryAfterSeconds ?? 1) * 1000,
+    });
+  }
+  return new PermanentSendError(`Telegram ${refusal.code}: ${refusal.description}`);
+}
+
+export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChannel {
+  async function sendAttachment(api: BotApi, chatId: string, attachment: OutboundAttachment) {
+    const file = { source: attachment.content, filename: safeFilename(attachment.filename) };
+    const asPhoto = PHOTO_TYPES.includes(attachment.contentType.toLowerCase()) && attachment.content.length <= PHOTO_MAX_BYTES;
+    return asPhoto
+      ? api.callApi('sendPhoto', { chat_id: chatId, photo: file }, deadline(SEND_TIMEOUT_MS))
+      : api.callApi('sendDocument', { chat_id: chatId, document: file }, deadline(SEND_TIMEOUT_MS));
+  }
+
+  return {
+    provider: 'telegram',
+    async send(integration, message) {
+      if (!message.text && message.attachments.length === 0) throw new PermanentSendError('a Telegram message needs a text or an attachment');
+      const api = deps.botApi(openSecret(deps.masterKey, integration.botTokenSealed));
+      // Each part is its own Bot API message. A retry after a part was sent (a 429 on the second) sends
+      // the earlier parts again: the Bot API has no idempotency key to prevent it.
+      const sent: number[] = [];
+      try {
+        if (message.text) {
+          const result = await api.callApi('sendMessage', { chat_id: message.chatId, text: escapeHtml(message.text), parse_mode: 'HTML' }, deadline(SEND_TIMEOUT_MS));
+          sent.push(result.message_id);
+        }
+        for (const attachment of message.attachments) sent.push((await sendAttachment(api, message.chatId, attachment)).message_id);
+      } catch (error) {
+        throw sendFailure(error);
+      }
+      return { provider: 'telegram', providerMessageId: `${message.chatId}:${sent[0]}` };
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import express, { type Router } from 'express';
+import type { Sequelize } from 'sequelize';
+import { z } from 'zod';
+import { AppError } from '../../core/errors';
+import { openSecret } from '../../core/secrets';
+import { inboundChatOf, secretTokenMatches } from '../../core/telegram-updates';
+import { findTelegramIntegration, recordInboundChat } from '../../db/repositories/telegram';
+
+export interface TelegramCallbackDeps {
+  db: Sequelize;
+  masterKey: Buffer;
+}
+
+const WorkspaceId = z.uuid();
+
+/**
+ * `POST /callbacks/telegram/:workspaceId`: the updates of a workspace's bot, registered by
+ * `PUT /integrations/telegram` with a secret token that Telegram sends back in
+ * X-Telegram-Bot-Api-Secret-Token. Anyone can post to this URL, so nothing is believed before that token
+ * matches; an unknown workspace is refused the same way, so the answer tells nothing about who has a bot.
+ * The chat is recorded before the 200: Telegram retries an update that was not answered 2xx, so a
+ * failure to record it is retried rather than lost.
+ */
+export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps): void {
+  app.post('/callbacks/telegram/:workspaceId', express.json({ limit: '256kb' }), async (req, res) => {
+    const workspaceId = WorkspaceId.safeParse(req.params.workspaceId);
+    const integration = workspaceId.success ? await findTelegramIntegration(deps.db, workspaceId.data) : null;
+    const given = req.header('x-telegram-bot-api-secret-token');
+    if (!integration || !secretTokenMatches(openSecret(deps.masterKey, integration.webhookSecretSealed), given)) {
+      throw new AppError('forbidden', 'The update does not carry this workspace\'s secret token', { need: 'X-Telegram-Bot-Api-Secret-Token' });
+    }
+    const chat = inboundChatOf(req.body);
+    if (chat) await recordInboundChat(deps.db, integration.workspaceId, integration.botId, chat);
+    res.status(200).json({ ok: true });
+  });
+}

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { QueryTypes } from 'sequelize';
 import { countInFlight } from '../db/repositories/dispatch-queue';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
@@ -15,7 +14,7 @@ import { sendMessageWorkflow } from '../workflows/send-message';
 import { cpuPerThousand, readCpu } from './cpu-meter';
 import { sentTimes } from './sent-times';
 import { summary } from './stats';
-import { startWorkerProcess, type WorkerProcess } from './worker-process';
+import { workerInItsOwnProcess } from './worker-process';
 
 /**
  * `npm run bench -- delivery`: the delivery engine (docs/delivery.md) under a backlog, beside the bare
@@ -183,28 +182,6 @@ async function deliveryRate(stack: EmailStack, workspaceId: string, count: numbe
   const from = Math.floor(times.length * 0.1);
   const to = Math.floor(times.length * 0.9);
   return { rate: (to - from) / (times[to] - times[from]), span: times[times.length - 1] - times[0] };
-}
-
-/** Moves the stack's worker and dispatchers into their own process, as `npm start` runs them. */
-async function workerInItsOwnProcess(client: Client, stack: EmailStack, overrides: Record<string, string>): Promise<WorkerProcess> {
-  await stack.stopDispatcher();
-  await stack.stopWorkers();
-  const { config } = stack.api;
-  const worker = await startWorkerProcess({
-    ...overrides,
-    DATABASE_URL: config.DATABASE_URL,
-    TASK_QUEUE_PREFIX: config.TASK_QUEUE_PREFIX,
-    EMAIL_PROVIDER: 'smtp',
-    SMTP_URL: stack.sink.url,
-  });
-  // Bundling the workflow code takes the new process seconds of CPU: measure only once it polls.
-  const taskQueue = { name: `${config.TASK_QUEUE_PREFIX}default` };
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
-    const described = await client.workflowService.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
-    if (described.pollers?.length) return worker;
-  }
-  await worker.stop();
-  throw new Error('the worker process did not poll its task queue within 60 s');
 }
 
 async function throughput(client: Client, rate: number): Promise<void> {

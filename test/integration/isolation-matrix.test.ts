@@ -79,7 +79,7 @@ describe('workspaces are isolated on every route', () => {
   /** One factory per resource, keyed by the path segment after /api/v1, creating it in A. */
   const factories: Record<string, (owner: Owner) => Promise<Seed>> = {
     'api-keys': async ({ workspaceId, call }) => {
-      const { keyId } = await createKey(api.db, workspaceId, ['emails:send']);
+      const { keyId } = await createKey(api.db, workspaceId, ['email:send']);
       return { id: keyId, read: rowOf(call, '/api-keys', 'id', keyId) };
     },
     attachments: async ({ call, marker }) => {

@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
+import { createKey, createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { standInResolver } from '../helpers/ssrf-stand-in';
+
+/**
+ * The isolation matrix: every documented route that names a resource in its path is called with workspace
+ * B's key and the id of workspace A's resource. Each answers 404 exactly as for an id that does not exist,
+ * and A's resource reads the same afterwards. The routes come from the served OpenAPI document, so a route
+ * added later without a factory here fails the walk instead of slipping past it.
+ */
+
+interface DocumentedRoute {
+  method: string;
+  /** As documented: `/api/v1/campaigns/{id}/send`. */
+  template: string;
+  /** Documented query parameters that name a resource (`segmentId`), so filters are walked too. */
+  idFilters: string[];
+}
+
+type Call = (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
+
+interface Seed {
+  /** The value of the route's first path parameter. */
+  id: string;
+  /** A's view of the resource, through A's key: must not change when B calls. */
+  read: () => Promise<unknown>;
+}
+
+/** Everything of A's a factory may need: its caller, ids and the marker its names carry. */
+interface Owner {
+  workspaceId: string;
+  call: Call;
+  marker: string;
+}
+
+const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
+
+/** The id of a created resource, whether answered bare (`{ id }`) or wrapped (`{ webhook: { id } }`). */
+function createdId(response: ApiResponse): string {
+  const body = bodyOf(response);
+  const wrapped = Object.values(body).find((value): value is { id: string } => typeof value === 'object' && value !== null && 'id' in value);
+  const id = typeof body.id === 'string' ? body.id : wrapped?.id;
+  if (response.status >= 300 || !id) throw new Error(`create failed: ${response.status} ${JSON.stringify(body)}`);
+  return id;
+}
+
+/** Reads one row of a list endpoint (for resources without a detail route). */
+const rowOf = (call: Call, path: string, key: string, id: string) => async () => {
+  const rows = Object.values(bodyOf(await call('GET', path))).find(Array.isArray) as Array<Record<string, unknown>>;
+  return rows.find((row) => row[key] === id) ?? null;
+};
+
+const detail = (call: Call, path: string) => async () => {
+  const response = await call('GET', path);
+  return { status: response.status, body: response.body };
+};
+
+const resolveHost = standInResolver({ 'hooks.example.com': ['93.184.216.34'] });
+
+describe('workspaces are isolated on every route', () => {
+  let api: ApiHarness;
+  let routes: DocumentedRoute[];
+
+  beforeAll(async () => {
+    api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' }, { webhookFetch: { resolveHost } });
+    type Operation = { parameters?: Array<{ name: string; in: string }> };
+    const document = (await api.call('GET', '/api/v1/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
+    routes = Object.entries(document.paths).flatMap(([template, operations]) =>
+      Object.entries(operations).map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        template,
+        idFilters: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query' && parameter.name.endsWith('Id')).map((parameter) => parameter.name),
+      })),
+    );
+  });
+  afterAll(() => api.close());
+
+  /** One factory per resource, keyed by the path segment after /api/v1, creating it in A. */
+  const factories: Record<string, (owner: Owner) => Promise<Seed>> = {
+    'api-keys': async ({ workspaceId, call }) => {
+      const { keyId } = await createKey(api.db, workspaceId, ['email:send']);
+      return { id: keyId, read: rowOf(call, '/api-keys', 'id', keyId) };
+    },
+    attachments: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/attachments', { filename: `${marker}.pdf`, content: Buffer.from('%PDF-1.7').toString('base64') }));
+      return { id, read: detail(call, `/attachments/${id}`) };
+    },
+    campaigns: async ({ workspaceId, call, marker }) => {
+      const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const listId = createdId(await call('POST', '/lists', { name: `${marker} audience` }));
+      const id = createdId(await call('POST', '/campaigns', { name: marker, fromAddress: `news@${domain}`, listId, subject: marker, text: 'T' }));
+      return { id, read: detail(call, `/campaigns/${id}`) };
+    },
+    contacts: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/contacts', { identities: [{ channel: 'email', address: `${marker}@example.com` }], attributes: { plan: marker } }));
+      return { id, read: detail(call, `/contacts/${id}`) };
+    },
+    'custom-fields': async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/custom-fields', { key: `f_${marker.slice(-8)}`, label: marker, type: 'text' }));
+      return { id, read: rowOf(call, '/custom-fields', 'id', id) };
+    },
+    domains: async ({ workspaceId, call }) => {
+      const name = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const row = (await rowOf(call, '/domains', 'name', name)()) as { id: string };
+      return { id: row.id, read: detail(call, `/domains/${row.id}`) };
+    },
+    emails: async ({ workspaceId, call, marker }) => {
+      const [id] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: `a@${marker}.example.com`, toPrefix: marker });
+      return { id, read: detail(call, `/emails/${id}`) };
+    },
+    lists: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/lists', { name: marker }));
+      return { id, read: rowOf(call, '/lists', 'id', id) };
+    },
+    segments: async ({ call, marker }) => {
+      const definition = { operator: 'and', rules: [{ type: 'attribute', key: 'plan', operator: 'eq', value: marker }] };
+      const id = createdId(await call('POST', '/segments', { name: marker, definition }));
+      return { id, read: detail(call, `/segments/${id}`) };
+    },
+    suppressions: async ({ call, marker }) => {
+      const address = `${marker}@example.com`;
+      await call('POST', '/suppressions', { address });
+      return { id: encodeURIComponent(address), read: rowOf(call, '/suppressions', 'address', address) };
+    },
+    tags: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/tags', { name: marker }));
+      return { id, read: rowOf(call, '/tags', 'id', id) };
+    },
+    templates: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/templates', { name: marker, subject: marker, body: '<p>Hi {{name}}</p>' }));
+      return { id, read: detail(call, `/templates/${id}`) };
+    },
+    webhooks: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/webhooks', { url: 'https://hooks.example.com/in', events: ['email.sent'], description: marker }));
+      return { id, read: detail(call, `/webhooks/${id}`) };
+    },
+  };
+
+  /** Bodies valid under each route's schema, so B's request reaches the lookup rather than stopping at 422. */
+  const bodies: Record<string, unknown> = {
+    'PATCH /campaigns/{id}': { name: 'taken' },
+    'POST /campaigns/{id}/send': { scheduledAt: new Date(Date.now() + 86_400_000).toISOString() },
+    'POST /contacts/{id}/tags': { tags: ['taken'] },
+    'DELETE /contacts/{id}/tags': { tags: ['taken'] },
+    'PATCH /custom-fields/{id}': { archived: true },
+    'PATCH /domains/{id}': { defaultFromName: 'Taken' },
+    'POST /lists/{id}/contacts': { contactIds: [randomUUID()] },
+    'DELETE /lists/{id}/contacts': { contactIds: [randomUUID()] },
+    'PATCH /segments/{id}': { name: 'taken' },
+    'PATCH /templates/{id}': { name: 'taken' },
+    'POST /templates/{id}/render': {},
+    'PATCH /webhooks/{id}': { description: 'taken' },
+  };
+
+  async function workspace(): Promise<Owner> {
+    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
+    return { workspaceId, call: api.as(apiKey), marker: `iso${randomUUID().replace(/-/g, '')}` };
+  }
+
+  it('another workspace\'s id answers 404 on every route that takes one, and the resource is unchanged', async () => {
+    const withId = routes.filter((route) => /\{[^}]+\}/.test(route.template));
+    expect(withId.length).toBeGreaterThan(30);
+    const owner = await workspace();
+    const intruder = await workspace();
+    const seeds = new Map<string, Seed>();
+    const missing: string[] = [];
+    const outcomes: Array<{ route: string; status: number; error: unknown }> = [];
+
+    for (const { method, template } of withId) {
+      const relative = template.replace(/^\/api\/v1/, '');
+      const resource = relative.split('/')[1];
+      const factory = factories[resource];
+      if (!factory) {
+        missing.push(`${method} ${template}`);
+        continue;
+      }
+      // A fresh resource per resource type, seeded once: B's calls must not have changed it by the end.
+      if (!seeds.has(resource)) seeds.set(resource, await factory(owner));
+      const seed = seeds.get(resource) as Seed;
+      const before = await seed.read();
+      // The first parameter is A's resource; any further one (a delivery of that webhook) is a fresh uuid.
+      let first = true;
+      const path = relative.replace(/\{[^}]+\}/g, () => {
+        const value = first ? seed.id : randomUUID();
+        first = false;
+        return value;
+      });
+      const key = `${method} ${relative}`;
+      const response = await intruder.call(method, path, bodies[key]);
+      outcomes.push({ route: key, status: response.status, error: (bodyOf(response) ?? {}).error });
+      expect({ route: key, after: await seed.read() }).toEqual({ route: key, after: before });
+    }
+
+    // A documented route naming a resource no factory creates is a route this matrix does not prove.
+    expect(missing).toEqual([]);
+    expect(outcomes.filter((outcome) => outcome.status !== 404 || outcome.error !== 'not_found')).toEqual([]);
+    // The walk reached every resource the document names.
+    expect([...seeds.keys()].sort()).toEqual(Object.keys(factories).sort());
+  });
+
+  it('lists, counts, usage and previews asked with another workspace\'s key show none of its rows', async () => {
+    const owner = await workspace();
+    const seeds: Record<string, string> = {};
+    for (const [resource, factory] of Object.entries(factories)) seeds[resource] = (await factory(owner)).id;
+    const ids = Object.values(seeds);
+    const intruder = await workspace();
+    const expectNoLeak = (request: string, response: ApiResponse) => {
+      const text = JSON.stringify(response.body);
+      expect({ request, leaks: ids.filter((id) => text.includes(id)), marker: text.includes(owner.marker) }).toEqual({ request, leaks: [], marker: false });
+    };
+
+    const reads = routes.filter((route) => route.method === 'GET' && !/\{[^}]+\}/.test(route.template) && !route.template.endsWith('openapi.json'));
+    expect(reads.length).toBeGreaterThan(10);
+    for (const { template } of reads) {
+      const response = await intruder.call('GET', template.replace(/^\/api\/v1/, ''));
+      expect({ template, status: response.status }).toEqual({ template, status: 200 });
+      expectNoLeak(template, response);
+    }
+
+    // Filtering by A's ids: refused as unknown (404) or answered empty, never with A's rows.
+    const filterResources: Record<string, string> = { tagId: 'tags', listId: 'lists', segmentId: 'segments', campaignId: 'campaigns', contactId: 'contacts' };
+    const filters = reads.flatMap(({ template, idFilters }) => idFilters.map((name) => ({ template, name })));
+    expect(filters.filter(({ name }) => !(name in filterResources))).toEqual([]);
+    expect(filters.length).toBeGreaterThan(3);
+    for (const { template, name } of filters) {
+      const request = `${template.replace(/^\/api\/v1/, '')}?${name}=${seeds[filterResources[name]]}`;
+      const response = await intruder.call('GET', request);
+      expect({ request, status: [200, 404].includes(response.status) }).toEqual({ request, status: true });
+      expectNoLeak(request, response);
+    }
+    expectNoLeak('contacts by address', await intruder.call('GET', `/contacts?address=${owner.marker}%40example.com`));
+
+    // A segment preview of A's exact rule counts nothing in B.
+    const preview = await intruder.call('POST', '/segments/preview', {
+      definition: { operator: 'and', rules: [{ type: 'attribute', key: 'plan', operator: 'eq', value: owner.marker }] },
+    });
+    expect(preview.status).toBe(200);
+    expect(JSON.stringify(preview.body)).not.toContain(owner.marker);
+    expect(preview.body).toMatchObject({ count: 0 });
+  });
+});

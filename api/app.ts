@@ -41,6 +41,7 @@ import { twilioIntegrationRoutes } from './integrations/twilio/routes';
 import { createTwilioIntegrationService } from './integrations/twilio/service';
 import { telegramIntegrationRoutes } from './integrations/telegram/routes';
 import { createTelegramIntegrationService } from './integrations/telegram/service';
+import { AllowedMethods } from './http/allowed-methods';
 import { authenticate, type KeyCache } from './http/auth';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
@@ -138,11 +139,14 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
   const registry = createOpenApiRegistry();
+  // Not strict: a body that is valid JSON of the wrong type ("AAA", 42, null) reaches the route's schema and
+  // answers 422 there, rather than 400 invalid_json, which stays for text that is not JSON at all.
   const parseBody = {
-    default: express.json({ limit: config.MAX_BODY_BYTES }),
-    large: express.json({ limit: config.MAX_SEND_BODY_BYTES }),
+    default: express.json({ limit: config.MAX_BODY_BYTES, strict: false }),
+    large: express.json({ limit: config.MAX_SEND_BODY_BYTES, strict: false }),
   };
-  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody }, tag);
+  const allowed = new AllowedMethods();
+  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody, allowed }, tag);
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
@@ -215,6 +219,7 @@ export function createApp(deps: AppDeps): Express {
     res.json(document);
   });
   api.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Messaging API reference' }));
+  allowed.mount(api);
 
   app.use('/api/v1', api);
   app.use(notFoundRoute);

@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not_found',
+  'method_not_allowed',
   'conflict',
   'domain_not_verified',
   'suppressed',

@@ -17,6 +17,8 @@ export function statusFor(code: ErrorCode): number {
       return 403;
     case 'not_found':
       return 404;
+    case 'method_not_allowed':
+      return 405;
     case 'conflict':
     case 'suppressed':
     case 'ambiguous_identities':

@@ -3,7 +3,9 @@ import type { Request, RequestHandler, Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { nestedDeeperThan } from '../../core/json-depth';
+import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../core/unsafe-text';
 import { grantsAny, type Scope } from '../../core/scopes';
+import type { AllowedMethods } from './allowed-methods';
 import { type Principal, principalOf } from './auth';
 import { ErrorSchema, ValidationErrorSchema } from './openapi';
 
@@ -65,6 +67,8 @@ export interface RouteTableDeps {
   edge: RequestHandler[];
   /** Parse JSON bodies up to each limit; run after the scope check, so unauthenticated callers never cost a parse. */
   parseBody: Record<BodyLimit, RequestHandler>;
+  /** Collects each path's methods for the 405 answer of the methods a path lacks. */
+  allowed: AllowedMethods;
 }
 
 /**
@@ -108,11 +112,14 @@ export class RouteTable {
       if (def.body && nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
         throw AppError.validation({ formErrors: [`The body is nested deeper than ${MAX_BODY_DEPTH} levels`], fieldErrors: {} });
       }
+      refuseUnsafeText(req.query);
+      if (def.body) refuseUnsafeText(req.body);
       const input = {
         // A malformed id cannot name an existing resource, so it is answered like an unknown one.
         params: parseOr(def.params, req.params, () => AppError.notFound('Resource')),
         query: parseOr(def.query, req.query, validationError),
-        body: parseOr(def.body, req.body ?? {}, validationError),
+        // No body at all reads as an empty object; a JSON `null` is a body of the wrong type, refused by the schema.
+        body: parseOr(def.body, req.body === undefined ? {} : req.body, validationError),
         principal: principalOf(res),
         req,
       } as HandlerInput<Infer<P>, Infer<Q>, Infer<B>>;
@@ -122,6 +129,7 @@ export class RouteTable {
     };
     const parse = def.body ? [this.deps.parseBody[def.bodyLimit ?? 'default']] : [];
     this.deps.router[method](path, ...this.deps.edge, requireAccess(access), ...parse, handler);
+    this.deps.allowed.record(path, method);
     this.document(method, path, access, def);
   }
 
@@ -177,6 +185,13 @@ function requireAccess(access: Access): RequestHandler {
     }
     next();
   };
+}
+
+/** NUL and lone surrogates are refused here, once for every route, before zod or the database reads them. */
+function refuseUnsafeText(value: unknown): void {
+  const path = findUnsafeText(value);
+  if (path === null) return;
+  throw AppError.validation(path === '' ? { formErrors: [UNSAFE_TEXT_MESSAGE], fieldErrors: {} } : { formErrors: [], fieldErrors: { [path]: [UNSAFE_TEXT_MESSAGE] } });
 }
 
 function validationError(error: z.ZodError): AppError {

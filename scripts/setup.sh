@@ -49,6 +49,8 @@ if [ -z "${TEMPORAL_CLI_PATH:-}" ] && ! temporal --version 2>/dev/null | grep -q
     "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION"
 fi
 
-# The Java time-skipping test server (workflow tests) and the AWS stand-in (SES, S3, SNS).
+# The Java time-skipping test server (workflow tests), the AWS stand-in (SES, S3, SNS) and the OpenAPI
+# fuzzer (`npm run test:contract`).
 bash scripts/provision/temporal-test-server.sh
 bash scripts/provision/moto.sh
+bash scripts/provision/schemathesis.sh

@@ -74,7 +74,8 @@ const many = (item: z.ZodType<string>) =>
 
 export const ContactListQuery = z
   .object({
-    page: z.coerce.number().int().min(1).default(1),
+    // The listing's OFFSET is a PostgreSQL integer: past this page, with the largest pageSize, it would overflow (a 500).
+    page: z.coerce.number().int().min(1).max(10_000_000).default(1),
     pageSize: z.coerce.number().int().min(1).max(200).default(50),
     address: z.string().min(1).max(320).optional().describe('An identity address, matched in its normalised form'),
     channel: Channel.optional().describe('With address: only identities on this channel'),

@@ -146,6 +146,10 @@ export class RouteTable {
       responses[status] ??= { description, content: { 'application/json': { schema: ErrorSchema } } };
     }
     if (def.body) {
+      responses['400'] ??= {
+        description: 'invalid_json: the body is not JSON at all (JSON of the wrong type is a 422)',
+        content: { 'application/json': { schema: ErrorSchema } },
+      };
       responses['413'] ??= {
         description: `payload_too_large: the body is over ${def.bodyLimit === 'large' ? 'MAX_SEND_BODY_BYTES (40 MiB by default)' : 'MAX_BODY_BYTES (1 MiB by default)'}`,
         content: { 'application/json': { schema: ErrorSchema } },
@@ -153,8 +157,10 @@ export class RouteTable {
     }
     if (def.body || def.query) {
       responses['422'] ??= {
-        description: 'Validation failed',
-        content: { 'application/json': { schema: ValidationErrorSchema } },
+        description: 'Validation failed (`validation_error`, by field), or a rule of the route refused the input (its code)',
+        // Any route may raise a 422 code of its own (template_not_found, too_many_recipients...) beside the
+        // field-by-field shape, so a client generated from the document must accept both.
+        content: { 'application/json': { schema: z.union([ValidationErrorSchema, ErrorSchema]) } },
       };
     }
     const scopeText = scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.';
@@ -169,7 +175,8 @@ export class RouteTable {
       request: {
         ...(def.params && { params: def.params as z.ZodObject }),
         ...(def.query && { query: def.query as z.ZodObject }),
-        ...(def.body && { body: { content: { 'application/json': { schema: def.body } } } }),
+        // Every body schema is an object the route reads, so none may be left out (the document defaults to optional).
+        ...(def.body && { body: { required: true, content: { 'application/json': { schema: def.body } } } }),
       },
       responses,
     });

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { type ApiHarness, startApi } from '../helpers/api-harness';
+import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+
+/** What the contract fuzz suite (npm run test:contract) found, each pinned here so jest catches a regression. */
+interface Operation {
+  requestBody?: unknown;
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+}
+
+const ID = '00000000-0000-4000-8000-000000000000';
+
+describe('answers the OpenAPI document promises', () => {
+  let api: ApiHarness;
+  let apiKey: string;
+  let workspaceId: string;
+  let paths: Record<string, Record<string, Operation>>;
+  beforeAll(async () => {
+    api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' });
+    ({ apiKey, workspaceId } = await createWorkspace(api.db));
+    paths = ((await api.call('GET', '/api/v1/openapi.json')).body as { paths: typeof paths }).paths;
+  });
+  afterAll(() => api.close());
+
+  it('a body that is not JSON on every route that reads one → 400 invalid_json, a status the document lists', async () => {
+    const withBody = Object.entries(paths).flatMap(([template, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => operation.requestBody !== undefined)
+        .map(([method, operation]) => ({ method: method.toUpperCase(), template, operation })),
+    );
+    expect(withBody.length).toBeGreaterThan(20);
+    for (const { method, template, operation } of withBody) {
+      const response = await api.call(method, template.replace(/\{[^}]+\}/g, ID), { key: apiKey, raw: '\u0000' });
+      const seen = { method, template, status: response.status, error: (response.body as { error?: unknown }).error, documented: '400' in operation.responses };
+      expect(seen).toEqual({ method, template, status: 400, error: 'invalid_json', documented: true });
+    }
+  });
+
+  it('every documented request body → marked required, as the routes refuse a request without one', async () => {
+    const bodies = Object.entries(paths).flatMap(([template, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) => (operation.requestBody ? [{ method, template, requestBody: operation.requestBody }] : [])),
+    );
+    for (const { method, template, requestBody } of bodies) {
+      expect({ method, template, requestBody }).toEqual({ method, template, requestBody: expect.objectContaining({ required: true }) });
+    }
+    const response = await api.call('POST', '/api/v1/tags', { key: apiKey });
+    expect(response.status).toBe(422);
+  });
+
+  it("a route's own 422 code (template_not_found) → a body the documented 422 schema admits", async () => {
+    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const response = await api.call('POST', '/api/v1/emails', {
+      key: apiKey,
+      body: { from: `hello@${domain}`, to: 'someone@example.org', templateId: 'no-such-template', idempotencyKey: `contract-${randomUUID()}` },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body).toMatchObject({ error: 'template_not_found' });
+    const schema = paths['/api/v1/emails'].post.responses['422'].content?.['application/json'].schema;
+    // The code-and-message shape is the Error component; a string `error` is not the ValidationError shape.
+    expect(schema).toEqual({ anyOf: expect.arrayContaining([{ $ref: '#/components/schemas/Error' }]) });
+  });
+
+  it('GET /contacts with a page past what PostgreSQL can skip → 422, not a 500', async () => {
+    const response = await api.call('GET', '/api/v1/contacts?page=3183984937', { key: apiKey });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({ error: { formErrors: [], fieldErrors: { page: [expect.any(String)] } } });
+  });
+});

@@ -1,5 +1,5 @@
 import type { Sequelize } from 'sequelize';
-import { AppError } from '../../core/errors';
+import { AppError, type ValidationIssues } from '../../core/errors';
 import { linkStats, messageClickedLinks } from '../../db/repositories/link-stats';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { findMessage, listMessages } from '../../db/repositories/messages';
@@ -31,6 +31,18 @@ function singleReply(outcome: SendOutcome, idempotencyKey: string): Reply {
   }
 }
 
+/**
+ * A refused item's message. The batch answers `{ code, message }` per item (the spec), so a validation
+ * failure names its fields in the message, as the single send's 422 does in `fieldErrors`.
+ */
+function itemMessage(error: AppError): string {
+  const issues = error.code === 'validation_error' ? (error.details.issues as ValidationIssues | undefined) : undefined;
+  if (!issues) return error.message;
+  const fields = Object.entries(issues.fieldErrors).flatMap(([field, messages]) => messages.map((message) => `${field}: ${message}`));
+  const parts = [...issues.formErrors, ...fields];
+  return parts.length ? parts.join('; ') : error.message;
+}
+
 function batchItem(outcome: SendOutcome, index: number) {
   switch (outcome.status) {
     case 'accepted':
@@ -38,7 +50,7 @@ function batchItem(outcome: SendOutcome, index: number) {
     case 'duplicate':
       return { index, status: 'accepted' as const, id: outcome.id, duplicate: true };
     case 'failed':
-      return { index, status: 'failed' as const, error: { code: outcome.error.code, message: outcome.error.message } };
+      return { index, status: 'failed' as const, error: { code: outcome.error.code, message: itemMessage(outcome.error) } };
   }
 }
 

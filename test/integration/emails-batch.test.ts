@@ -31,9 +31,10 @@ describe('POST /emails/batch', () => {
       failed: 3,
       results: [
         { index: 0, status: 'accepted', id: expect.any(String), duplicate: false },
-        { index: 1, status: 'failed', error: { code: 'validation_error' } },
+        // A refused item names its fields, as the single send's fieldErrors do.
+        { index: 1, status: 'failed', error: { code: 'validation_error', message: expect.stringMatching(/^to: /) } },
         { index: 2, status: 'failed', error: { code: 'domain_not_verified' } },
-        { index: 3, status: 'failed', error: { code: 'validation_error' } },
+        { index: 3, status: 'failed', error: { code: 'validation_error', message: expect.stringMatching(/from: .*idempotencyKey: /s) } },
         { index: 4, status: 'accepted', id: expect.any(String), duplicate: false },
       ],
     });

@@ -93,6 +93,8 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, redis } = deps;
+  // Parsed once: the integrations, their callbacks and the campaign tokens all seal or sign with it.
+  const masterKey = parseMasterKey(config.MASTER_KEY);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
@@ -125,8 +127,8 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
-  twilioCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY), publicBaseUrl: config.PUBLIC_BASE_URL });
-  telegramCallbackRoutes(app, { db, masterKey: parseMasterKey(config.MASTER_KEY) });
+  twilioCallbackRoutes(app, { db, masterKey, publicBaseUrl: config.PUBLIC_BASE_URL });
+  telegramCallbackRoutes(app, { db, masterKey });
   unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
@@ -167,19 +169,19 @@ export function createApp(deps: AppDeps): Express {
     table('Webhooks'),
     createWebhookService({
       db,
-      masterKey: parseMasterKey(config.MASTER_KEY),
+      masterKey,
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
     }),
   );
   twilioIntegrationRoutes(
     table('Integrations'),
-    createTwilioIntegrationService({ db, masterKey: parseMasterKey(config.MASTER_KEY), apiUrl: config.TWILIO_API_URL }),
+    createTwilioIntegrationService({ db, masterKey, apiUrl: config.TWILIO_API_URL }),
   );
   telegramIntegrationRoutes(
     table('Integrations'),
     createTelegramIntegrationService({
       db,
-      masterKey: parseMasterKey(config.MASTER_KEY),
+      masterKey,
       publicBaseUrl: config.PUBLIC_BASE_URL,
       botApi: (token) => botApi(config.TELEGRAM_API_URL, token),
     }),
@@ -205,7 +207,7 @@ export function createApp(deps: AppDeps): Express {
     db,
     temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    tokens: confirmationTokens(parseMasterKey(config.MASTER_KEY)),
+    tokens: confirmationTokens(masterKey),
     sources,
     verifiedDomain: checks.verifiedDomain,
     logger: deps.logger,

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Activities } from '../../../activities';
+import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
+import type { BatchDelivery } from '../../../activities/delivery';
+import type { CheckDomainResult } from '../../../activities/domains';
+import type { ReconcileReport } from '../../../activities/reconciler';
+import type { WebhookAttemptOutcome } from '../../../activities/webhooks';
+import type * as workflows from '../../../workflows';
+import type { TimeSkippingEnv } from '../../helpers/time-skipping';
+
+const HOUR = 60 * 60_000;
+
+/** What a scenario's workflow sees of our activities: a script, typed against the real ones. */
+type Fakes = Partial<Activities>;
+
+/**
+ * One recorded run of a workflow: the history the replay test checks every later change against. A
+ * scenario takes the paths a real run takes (timers, retries, signals, continue-as-new, a child), so a
+ * change that would break a workflow already running in production breaks its replay.
+ */
+export interface HistoryScenario {
+  name: string;
+  workflow: keyof typeof workflows;
+  /** `now` is the test server's clock, which skipped time has moved past the wall clock. */
+  args: (taskQueue: string, now: number) => unknown[];
+  activities: Fakes;
+  /**
+   * Signals sent before the first workflow task, so they are in the history at a fixed place (the test
+   * server skips idle time on its own, so a signal sent mid-wait would race the timer).
+   */
+  signalsAtStart?: string[];
+  /** Time skipped after the start, for a workflow that is not waited for. */
+  drive?: (env: TimeSkippingEnv) => Promise<void>;
+  /**
+   * A workflow that continues as new for ever (a singleton, a domain's watch) is not waited for: after
+   * `drive` the history of its first run is taken as it stands, and the chain is terminated.
+   */
+  continuesForever?: boolean;
+}
+
+const workspaceId = randomUUID();
+const permanent = () => ApplicationFailure.create({ type: 'PermanentSendError', message: 'SMTP 550: mailbox unavailable' });
+
+function sequence<T>(...answers: T[]): () => Promise<T> {
+  return async () => (answers.length > 1 ? (answers.shift() as T) : answers[0]);
+}
+
+const checked = (status: 'pending' | 'verified'): CheckDomainResult => ({
+  found: true,
+  status,
+  previousStatus: 'pending',
+  detail: null,
+  records: [],
+});
+
+const reconcileReport: ReconcileReport = { checked: 0, running: 0, failed: 0, redispatched: 0 };
+
+export const SCENARIOS: HistoryScenario[] = [
+  {
+    name: 'send-message-sent',
+    workflow: 'sendMessageWorkflow',
+    args: (taskQueue) => [{ workspaceId, messageId: randomUUID(), sendsTaskQueue: taskQueue }],
+    activities: { deliverMessage: sequence<'sent'>('sent') },
+  },
+  {
+    name: 'send-message-failed',
+    workflow: 'sendMessageWorkflow',
+    args: (taskQueue) => [{ workspaceId, messageId: randomUUID(), sendsTaskQueue: taskQueue }],
+    activities: {
+      deliverMessage: async () => {
+        throw permanent();
+      },
+      markMessageFailed: async () => undefined,
+    },
+  },
+  {
+    name: 'send-batch-with-retry-round',
+    workflow: 'sendBatchWorkflow',
+    args: (taskQueue) => [{ workspaceId, messageIds: [randomUUID(), randomUUID()], sendsTaskQueue: taskQueue }],
+    activities: {
+      deliverMessages: sequence<BatchDelivery>({ sent: 1, failed: 0, retry: ['second'] }, { sent: 1, failed: 0, retry: [] }),
+    },
+  },
+  {
+    name: 'campaign-scheduled-paused',
+    workflow: 'campaignWorkflow',
+    args: (_taskQueue, now) => [{ workspaceId, campaignId: randomUUID(), scheduledAt: new Date(now + HOUR).toISOString() }],
+    activities: {
+      snapshotCampaign: sequence<SnapshotResult>({ state: 'ready', recipients: 3 }),
+      feedCampaign: sequence<FeedResult>(
+        { cursor: 1, state: 'more', status: 'sending' },
+        { cursor: 1, state: 'paused', status: 'paused' },
+        { cursor: 3, state: 'done', status: 'sent' },
+      ),
+      holdCampaignMessages: sequence<number | null>(1),
+    },
+    // Taken before the pause: the paused campaign then waits out its ten-minute recheck.
+    signalsAtStart: ['resume'],
+  },
+  {
+    name: 'campaign-canceled-while-scheduled',
+    workflow: 'campaignWorkflow',
+    args: (_taskQueue, now) => [{ workspaceId, campaignId: randomUUID(), scheduledAt: new Date(now + 48 * HOUR).toISOString() }],
+    activities: {},
+    signalsAtStart: ['cancel'],
+  },
+  {
+    name: 'domain-verification-verified',
+    workflow: 'domainVerificationWorkflow',
+    args: (_taskQueue, now) => [{ workspaceId, domainId: randomUUID(), checkUntil: new Date(now + 72 * HOUR).toISOString() }],
+    activities: { checkDomain: sequence(checked('pending'), checked('verified')) },
+    drive: async (env) => env.sleep(HOUR),
+    continuesForever: true,
+  },
+  {
+    name: 'domain-check',
+    workflow: 'domainCheckWorkflow',
+    args: () => [{ workspaceId, domainId: randomUUID() }],
+    activities: { checkDomain: sequence(checked('verified')) },
+  },
+  {
+    name: 'domain-watchdog-starts-a-verification',
+    workflow: 'domainWatchdogWorkflow',
+    args: () => [],
+    activities: {
+      findUnwatchedDomains: sequence([{ id: randomUUID(), workspaceId }]),
+      // The verification it starts finds its domain gone and ends.
+      checkDomain: sequence<CheckDomainResult>({ found: false }),
+    },
+    drive: async (env) => env.sleep(HOUR + 60_000),
+    continuesForever: true,
+  },
+  {
+    name: 'message-reconciler-rounds',
+    workflow: 'messageReconcilerWorkflow',
+    args: () => [{ intervalMs: 60_000, round: { staleAfterMs: 600_000, limit: 10, recheckAfterMs: 900_000 } }],
+    activities: {
+      reconcileMessages: sequence({ ...reconcileReport, checked: 10 }, reconcileReport),
+      reconcileCampaigns: sequence({ checked: 0, restarted: 0 }),
+      matchParkedProviderEvents: sequence({ recorded: 0, expired: 0 }),
+    },
+    drive: async (env) => env.sleep(3 * 60_000),
+    continuesForever: true,
+  },
+  {
+    name: 'webhook-delivery-retried-then-succeeded',
+    workflow: 'webhookDeliveryWorkflow',
+    args: () => [{ workspaceId, deliveryId: randomUUID(), run: 1 }],
+    activities: { attemptWebhookDelivery: sequence<WebhookAttemptOutcome>('retrying', 'retrying', 'succeeded') },
+  },
+  {
+    name: 'usage-rollup-closes-a-month',
+    workflow: 'usageRollupWorkflow',
+    args: () => [{ periodStart: '2026-01-01' }],
+    activities: { closeUsagePeriod: sequence({ statements: 2 }) },
+    continuesForever: true,
+  },
+];

@@ -23,7 +23,7 @@ export interface Figures {
   /** Deliveries beyond the first: inside the counted ambiguous window, and outside it (must be 0). */
   duplicatedCounted: number;
   duplicatedUncounted: number;
-  /** `messaging_delivery_outcome_unknown_total` over the run so far. */
+  /** How much `messaging_delivery_outcome_unknown_total` grew during the scenario. */
   unknownOutcomeCounter: number;
   /** Seconds from the end of the load until every accepted message was in an end state. */
   settleSeconds: number;
@@ -80,6 +80,8 @@ export async function checkInvariants(input: {
   workspaceIds: string[];
   /** How long accepted messages may take to reach an end state once the fault is over. */
   settleBoundMs: number;
+  /** The unknown-outcome counter when the scenario began (the counter covers the whole run). */
+  counterBefore: number;
 }): Promise<Verdict> {
   const { db, sink, app, record } = input;
   const violations: string[] = [];
@@ -90,6 +92,9 @@ export async function checkInvariants(input: {
   if (record.hung) violations.push(`${record.hung} requests hung (no answer and no connection error within the timeout)`);
   if (record.unanswered.length) violations.push(`keys never answered: ${sample(record.unanswered)}`);
   for (const body of record.unexpected) violations.push(`unexpected answer: ${body}`);
+  // A fault of a dependency is a 503 (try again) at worst; a 500 says the service itself broke.
+  const internalErrors = record.statuses.get('500') ?? 0;
+  if (internalErrors) violations.push(`${internalErrors} requests answered 500`);
 
   const { rows, seconds } = await settle(db, ids, input.settleBoundMs);
   const byId = new Map(rows.map((row) => [row.id, row]));
@@ -98,7 +103,7 @@ export async function checkInvariants(input: {
   const stuck = rows.filter((row) => !END_STATES.includes(row.status));
   if (stuck.length) violations.push(`not in an end state after ${input.settleBoundMs / 1000} s: ${sample(stuck.map((row) => `${row.id}=${row.status}`))}`);
 
-  const ambiguousCounter = await app.unknownOutcomeTotal();
+  const ambiguousCounter = (await app.unknownOutcomeTotal()) - input.counterBefore;
   let deliveredOnce = 0;
   let failedPermanently = 0;
   let duplicatedCounted = 0;

@@ -88,13 +88,14 @@ async function main(): Promise<number> {
     for (const scenario of scenarios) {
       const scenarioStarted = Date.now();
       const exitsBefore = app.unexpectedExits.length;
+      const counterBefore = await app.unknownOutcomeTotal();
       const result: Result = { name: scenario.name, fault: scenario.fault, proves: scenario.proves, figures: null, recoverySeconds: null, unexpectedExits: [], violations: [], seconds: 0 };
       const senders: Sender[] = [];
       for (let index = 0; index < WORKSPACES; index += 1) {
         const workspace = await createWorkspace(db, { plan: 'pro', name: `faults ${scenario.name} ${index}` });
         senders.push({ ...workspace, domain: await createVerifiedDomain(db, workspace.workspaceId, MASTER_KEY) });
       }
-      const load = startLoad(app.apiUrl, senders, { clients: CLIENTS, pauseMs: PAUSE_MS, tag: scenario.name });
+      const load = startLoad(app.apiUrl, senders, { clients: CLIENTS, pauseMs: PAUSE_MS, ...scenario.load, tag: scenario.name });
       const context: ScenarioContext = {
         app, postgres, redis, temporal, sink, db, load,
         probeKey: async () => (await createWorkspace(db, { plan: 'pro', name: 'faults probe' })).apiKey,
@@ -109,7 +110,7 @@ async function main(): Promise<number> {
         result.violations.push(`scenario broke off: ${error instanceof Error ? error.message : String(error)}`);
       }
       const record = await load.stop();
-      const verdict = await checkInvariants({ db, sink, app, record, workspaceIds: senders.map((sender) => sender.workspaceId), settleBoundMs: SETTLE_BOUND_MS });
+      const verdict = await checkInvariants({ db, sink, app, record, workspaceIds: senders.map((sender) => sender.workspaceId), settleBoundMs: SETTLE_BOUND_MS, counterBefore });
       result.figures = verdict.figures;
       result.violations.push(...verdict.violations);
       result.unexpectedExits = app.unexpectedExits.slice(exitsBefore).map((exit) => `${exit.role} died at +${((exit.at - scenarioStarted) / 1000).toFixed(1)} s`);

@@ -31,6 +31,8 @@ export interface Scenario {
   name: string;
   fault: string;
   proves: string;
+  /** Load other than the default, where the fault needs more requests in flight. */
+  load?: { clients: number; pauseMs: number };
   run: (context: ScenarioContext) => Promise<ScenarioOutcome>;
 }
 
@@ -71,12 +73,14 @@ async function burst(context: ScenarioContext, key: string, count: number) {
 export const SCENARIOS: Scenario[] = [
   {
     name: 'api-kill',
-    fault: 'kill -9 of the API during accepts, twice; clients retry with the same key',
+    fault: 'kill -9 of the API during accepts, three times; clients retry with the same key',
     proves: 'a request cut off mid-accept is either stored and answered 200 duplicate with the first id on retry, or not stored at all: no key gets a second id, nothing accepted is lost',
+    // Many requests in flight at each kill, so some are cut off after their commit and before their answer.
+    load: { clients: 16, pauseMs: 50 },
     async run(context) {
       await underWay(context);
       let recovery = 0;
-      for (let round = 0; round < 2; round += 1) {
+      for (let round = 0; round < 3; round += 1) {
         await context.app.kill('api');
         await sleep(1_000);
         const restarted = Date.now();

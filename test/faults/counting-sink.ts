@@ -8,9 +8,11 @@ import { sleep } from './processes';
  *   waiting for the answer leaves a message the provider has, which the worker never learned about);
  * - `throttle`: 421 to every message (slow down, try later);
  * - `down`: no new connections (refused), and 421 on the connections the worker still holds;
- * - `reject`: 550 to every message (a permanent refusal).
+ * - `reject`: 550 to every message (a permanent refusal);
+ * - `stall`: takes the bytes but neither keeps them nor answers for `stallMs`, then 451: a worker killed
+ *   meanwhile died mid-call, before the provider accepted anything.
  */
-export type SinkMode = 'accept' | 'throttle' | 'down' | 'reject';
+export type SinkMode = 'accept' | 'throttle' | 'down' | 'reject' | 'stall';
 
 export interface CountingSink {
   url: string;
@@ -20,9 +22,11 @@ export interface CountingSink {
   readonly refusals: Map<string, number[]>;
   /** Arrival time of the latest accepted message (epoch ms), for the time to recover. */
   lastDeliveryAt: () => number;
-  /** Messages whose bytes arrived and whose answer is still being held (`ackDelayMs`). */
+  /** Messages whose bytes arrived and whose answer is still being held (`ackDelayMs`, `stall`). */
   pendingAcks: () => number;
-  setMode: (mode: SinkMode, options?: { ackDelayMs?: number }) => Promise<void>;
+  /** Deliveries of every message so far, repeats included. */
+  deliveredTotal: () => number;
+  setMode: (mode: SinkMode, options?: { ackDelayMs?: number; stallMs?: number }) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -43,6 +47,8 @@ export async function startCountingSink(): Promise<CountingSink> {
   const refusals = new Map<string, number[]>();
   let mode: SinkMode = 'accept';
   let ackDelayMs = 0;
+  let stallMs = 0;
+  let total = 0;
   let lastDeliveryAt = 0;
   let pending = 0;
   const server = new SMTPServer({
@@ -59,6 +65,14 @@ export async function startCountingSink(): Promise<CountingSink> {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         const id = messageIdOf(Buffer.concat(chunks).toString('utf8'));
+        if (mode === 'stall') {
+          pending += 1;
+          void sleep(stallMs).then(() => {
+            pending -= 1;
+            callback(refusal(451, 'stalled, try again'));
+          });
+          return;
+        }
         const code = { accept: 0, throttle: 421, down: 421, reject: 550 }[mode];
         if (code) {
           refusals.set(id, [...(refusals.get(id) ?? []), code]);
@@ -66,6 +80,7 @@ export async function startCountingSink(): Promise<CountingSink> {
           return;
         }
         deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+        total += 1;
         lastDeliveryAt = Date.now();
         if (!ackDelayMs) {
           callback();
@@ -87,10 +102,12 @@ export async function startCountingSink(): Promise<CountingSink> {
     refusals,
     lastDeliveryAt: () => lastDeliveryAt,
     pendingAcks: () => pending,
+    deliveredTotal: () => total,
     async setMode(next, options = {}) {
       const wasDown = mode === 'down';
       mode = next;
       ackDelayMs = options.ackDelayMs ?? 0;
+      stallMs = options.stallMs ?? 0;
       // Down means refused connections: the listener closes (the connections still open get 421s).
       // (close() stops listening at once; its callback would wait for the pooled connections to end.)
       if (next === 'down' && !wasDown) server.server.close();

@@ -28,6 +28,8 @@ export interface Figures {
   /** Seconds from the end of the load until every accepted message was in an end state. */
   settleSeconds: number;
   hungRequests: number;
+  /** Retries answered 200 duplicate with the id of the first request (its answer was lost to the fault). */
+  answeredDuplicate: number;
 }
 
 export interface Verdict {
@@ -161,6 +163,7 @@ export async function checkInvariants(input: {
       unknownOutcomeCounter: ambiguousCounter,
       settleSeconds: Math.round(seconds * 10) / 10,
       hungRequests: record.hung,
+      answeredDuplicate: record.statuses.get('200') ?? 0,
     },
     violations,
   };

@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       const record = await load.stop();
       const verdict = await checkInvariants({ db, sink, app, record, workspaceIds: senders.map((sender) => sender.workspaceId), settleBoundMs: SETTLE_BOUND_MS, counterBefore });
       result.figures = verdict.figures;
-      result.violations.push(...verdict.violations);
+      result.violations.push(...verdict.violations, ...(scenario.bit?.(verdict.figures) ?? []));
       result.unexpectedExits = app.unexpectedExits.slice(exitsBefore).map((exit) => `${exit.role} died at +${((exit.at - scenarioStarted) / 1000).toFixed(1)} s`);
       result.seconds = Math.round((Date.now() - scenarioStarted) / 100) / 10;
       results.push(result);

@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import type { Application } from './application';
 import type { CountingSink } from './counting-sink';
+import type { Figures } from './invariants';
 import { type Load, REQUEST_TIMEOUT_MS } from './load';
 import { sleep, waitFor } from './processes';
 import type { SuitePostgres, SuiteRedis, SuiteTemporal } from './services';
@@ -34,6 +35,8 @@ export interface Scenario {
   /** Load other than the default, where the fault needs more requests in flight. */
   load?: { clients: number; pauseMs: number };
   run: (context: ScenarioContext) => Promise<ScenarioOutcome>;
+  /** Whether the fault bit: what the figures must show, beyond the common invariants (violations). */
+  bit?: (figures: Figures) => string[];
 }
 
 const RECOVERY_BOUND_MS = 180_000;
@@ -57,6 +60,16 @@ async function nextAccept(context: ScenarioContext, since: number): Promise<numb
   return (context.load.record.lastAcceptAt - since) / 1000;
 }
 
+/** A trigger of the suite's own database that makes every accepted send's key insert take 300 ms. */
+async function slowAccepts(db: Sequelize, on: boolean): Promise<void> {
+  await db.query(
+    on
+      ? `CREATE OR REPLACE FUNCTION faults_slow_accept() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NEW; END $$;
+         CREATE TRIGGER faults_slow_accept BEFORE INSERT ON message_keys FOR EACH ROW EXECUTE FUNCTION faults_slow_accept()`
+      : 'DROP TRIGGER IF EXISTS faults_slow_accept ON message_keys',
+  );
+}
+
 /** Fires more requests at once on one key than its limit allows; how many were answered, limited, and how slowly. */
 async function burst(context: ScenarioContext, key: string, count: number) {
   const started = Date.now();
@@ -73,36 +86,48 @@ async function burst(context: ScenarioContext, key: string, count: number) {
 export const SCENARIOS: Scenario[] = [
   {
     name: 'api-kill',
-    fault: 'kill -9 of the API during accepts, three times; clients retry with the same key',
-    proves: 'a request cut off mid-accept is either stored and answered 200 duplicate with the first id on retry, or not stored at all: no key gets a second id, nothing accepted is lost',
-    // Many requests in flight at each kill, so some are cut off after their commit and before their answer.
-    load: { clients: 16, pauseMs: 50 },
+    fault: 'kill -9 of the API during accepts, three times, with PostgreSQL slowed to 300 ms per accept; clients retry with the same key',
+    proves: 'a send cut off mid-accept is either stored and answered 200 duplicate with the first id on retry, or not stored at all: no key gets a second id, nothing accepted is lost',
+    // Many requests in flight at each kill. The slow accept keeps them inside PostgreSQL when the API dies:
+    // PostgreSQL finishes and commits a statement whose client is gone, so their answers are lost after the
+    // commit, the case a retry with the same key must settle.
+    load: { clients: 10, pauseMs: 400 },
     async run(context) {
       await underWay(context);
       let recovery = 0;
-      for (let round = 0; round < 3; round += 1) {
-        await context.app.kill('api');
-        await sleep(1_000);
-        const restarted = Date.now();
-        await context.app.start('api');
-        recovery = Math.max(recovery, await nextAccept(context, restarted));
-        await sleep(2_000);
+      await slowAccepts(context.db, true);
+      try {
+        for (let round = 0; round < 3; round += 1) {
+          await sleep(1_000);
+          await context.app.kill('api');
+          await sleep(1_000);
+          const restarted = Date.now();
+          await context.app.start('api');
+          recovery = Math.max(recovery, await nextAccept(context, restarted));
+        }
+      } finally {
+        await slowAccepts(context.db, false);
       }
       return { recoverySeconds: recovery, violations: [] };
     },
+    bit: (figures) => (figures.answeredDuplicate >= 1 ? [] : ['no retry was answered 200 duplicate: no kill landed after a commit']),
   },
   {
     name: 'worker-kill',
-    fault: 'kill -9 of the worker at an arbitrary moment under load (attempts claimed, paced or preparing: before the provider call)',
-    proves: 'attempts that died before calling the provider are retried after their heartbeat and claim lapse, and each message is sent once',
+    fault: 'kill -9 of the worker in the middle of provider calls, before the provider accepted them (the provider had the bytes and had not answered)',
+    proves: 'an attempt that died before the provider accepted its message is retried after its heartbeat and claim lapse, and the message is sent once',
     async run(context) {
-      await underWay(context, 100);
+      await underWay(context);
+      await context.sink.setMode('stall', { stallMs: 30_000 });
+      await waitFor('provider calls in the middle', () => context.sink.pendingAcks() >= 3, 60_000, 20);
       await context.app.kill('worker');
+      await context.sink.setMode('accept');
       await sleep(1_000);
       const restarted = Date.now();
       await context.app.start('worker');
       return { recoverySeconds: await nextDelivery(context, restarted), violations: [] };
     },
+    bit: (figures) => (figures.unknownOutcomeCounter >= 3 ? [] : [`only ${figures.unknownOutcomeCounter} attempts died holding a claim: the kill did not land mid-call`]),
   },
   {
     name: 'worker-kill-mid-send',
@@ -119,6 +144,7 @@ export const SCENARIOS: Scenario[] = [
       await context.app.start('worker');
       return { recoverySeconds: await nextDelivery(context, restarted), violations: [] };
     },
+    bit: (figures) => (figures.duplicatedCounted >= 1 ? [] : ['no message was sent twice: the kill did not land after a provider acceptance']),
   },
   {
     name: 'temporal-kill',
@@ -175,12 +201,16 @@ export const SCENARIOS: Scenario[] = [
       const violations: string[] = [];
       const acceptsBefore = context.load.acceptedCount();
       await sleep(1_000);
+      // Attempts already past their turn may finish; from here on, nothing may reach the provider unpaced.
+      const deliveredBefore = context.sink.deliveredTotal();
       const limited = await burst(context, key, context.rateLimitPerSecond + 20);
       if (limited.other.length) violations.push(`without Redis, a burst got answers other than 200/429: ${limited.other.join(',')}`);
       if (limited.limited === 0) violations.push('without Redis, a burst over the limit was not limited at all');
       if (limited.ok === 0) violations.push('without Redis, the API answered no request');
       await sleep(6_000);
       if (context.load.acceptedCount() <= acceptsBefore) violations.push('no message was accepted while Redis was down');
+      const unpaced = context.sink.deliveredTotal() - deliveredBefore;
+      if (unpaced) violations.push(`${unpaced} messages reached the provider while the pacer (Redis) was down`);
       const restarted = Date.now();
       await context.redis.start();
       return { recoverySeconds: await nextDelivery(context, restarted), violations };
@@ -210,10 +240,11 @@ export const SCENARIOS: Scenario[] = [
       await sleep(5_000);
       await context.sink.setMode('reject');
       await sleep(2_000);
-      const violations = context.sink.refusals.size ? [] : ['the provider refused nothing: the scenario did not bite'];
+      const violations: string[] = [];
       const restored = Date.now();
       await context.sink.setMode('accept');
       return { recoverySeconds: await nextDelivery(context, restored), violations };
     },
+    bit: (figures) => (figures.failedPermanently >= 1 ? [] : ['no message was refused with 550: the scenario did not bite']),
   },
 ];

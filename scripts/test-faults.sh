@@ -7,12 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FAULTS_DIR="$PWD/.data/faults"
 mkdir -p "$FAULTS_DIR"
+# One run at a time: a run starts from a fresh data directory and process list, which a second would wipe.
+exec 9>"$FAULTS_DIR/lock"
+flock -n 9 || { echo "faults: another fault suite run holds $FAULTS_DIR/lock" >&2; exit 1; }
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 # Whatever happens to the runner (a failure, Ctrl-C, a kill), every process it started goes with it: each
 # child runs in a process group of its own, listed in process-groups; PostgreSQL is stopped through pg_ctl.
+runner=""
 cleanup() {
+  [ -n "$runner" ] && kill -9 "$runner" 2>/dev/null || true
   if [ -f "$FAULTS_DIR/process-groups" ]; then
     while read -r pgid; do
       [ -n "$pgid" ] && kill -9 -- "-$pgid" 2>/dev/null || true
@@ -30,6 +35,11 @@ temporal_cli="${TEMPORAL_CLI_PATH:-$PWD/.tools/bin/temporal}"
 
 started=$(date +%s)
 status=0
-node --import tsx test/faults/run.ts "$@" || status=$?
+# In the background, waited for: bash runs a trap only between commands, so a Ctrl-C or a kill of this script
+# would otherwise wait for the whole run. The lock stays with this script: nothing the runner starts inherits it.
+node --import tsx test/faults/run.ts "$@" 9>&- &
+runner=$!
+wait "$runner" || status=$?
+runner=""
 echo "faults: $(( $(date +%s) - started )) s end to end" >&2
 exit "$status"

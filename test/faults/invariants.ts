@@ -16,6 +16,8 @@ export interface Figures {
   accepted: number;
   /** Accepted and reached the provider exactly once. */
   deliveredOnce: number;
+  /** Accepted and reached the provider more than once (each must be in the counted window). */
+  deliveredMoreThanOnce: number;
   /** Ended `failed` after the provider refused them permanently (550): the expected end, never sent. */
   failedPermanently: number;
   /** Accepted and never reached the provider, nor ended failed with a reason: must be 0. */
@@ -107,6 +109,7 @@ export async function checkInvariants(input: {
 
   const ambiguousCounter = (await app.unknownOutcomeTotal()) - input.counterBefore;
   let deliveredOnce = 0;
+  let deliveredMoreThanOnce = 0;
   let failedPermanently = 0;
   let duplicatedCounted = 0;
   let duplicatedUncounted = 0;
@@ -124,8 +127,9 @@ export async function checkInvariants(input: {
     }
     if (!END_STATES.includes(row.status)) continue;
     if (deliveries === 0) lost.push(`${row.id} (${row.status}, never reached the provider)`);
-    else deliveredOnce += 1;
+    else if (deliveries === 1) deliveredOnce += 1;
     if (deliveries > 1) {
+      deliveredMoreThanOnce += 1;
       if (app.ambiguous.has(row.id)) duplicatedCounted += deliveries - 1;
       else duplicatedUncounted += deliveries - 1;
     }
@@ -151,11 +155,15 @@ export async function checkInvariants(input: {
   const notFailed = rows.filter((row) => row.status !== 'failed').reduce((sum, row) => sum + row.quota_units, 0);
   const ledgerTotal = ledger.reduce((sum, row) => sum + Number(row.used), 0);
   if (ledgerTotal !== notFailed) violations.push(`quota ledger ${ledgerTotal} units, accepted and not failed ${notFailed}`);
+  // Every send of the load has one recipient: one unit each, as the clients were told.
+  const acceptedNotFailed = rows.filter((row) => row.status !== 'failed').length;
+  if (ledgerTotal !== acceptedNotFailed) violations.push(`quota ledger ${ledgerTotal} units for ${acceptedNotFailed} accepted one-recipient sends that did not fail`);
 
   return {
     figures: {
       accepted: ids.length,
       deliveredOnce,
+      deliveredMoreThanOnce,
       failedPermanently,
       lost: lost.length,
       duplicatedCounted,

@@ -143,7 +143,7 @@ function report(result: Result, statuses: string): void {
   console.log(`\n[${verdict}] ${result.name}: ${result.fault} (${result.seconds} s)`);
   if (f) {
     console.log(
-      `  accepted ${f.accepted}, delivered once ${f.deliveredOnce}, failed (550) ${f.failedPermanently}, lost ${f.lost}, ` +
+      `  accepted ${f.accepted}, delivered once ${f.deliveredOnce} (more than once ${f.deliveredMoreThanOnce}), failed (550) ${f.failedPermanently}, lost ${f.lost}, ` +
         `duplicated ${f.duplicatedCounted} counted + ${f.duplicatedUncounted} uncounted (counter ${f.unknownOutcomeCounter}), ` +
         `recovered in ${result.recoverySeconds ?? '-'} s, settled ${f.settleSeconds} s after the load; answers ${statuses}`,
     );

@@ -46,3 +46,11 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (typeof code !== 'string') return false;
   return TRANSIENT_SQL_STATES.has(code) || TRANSIENT_SOCKET_CODES.has(code);
 }
+
+/**
+ * The same, for an error of our own database only (a Sequelize error): the API must not take another
+ * service's refused connection for a database outage.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return error instanceof BaseError && isTransientDatabaseError(error);
+}

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type ErrorCode, isAppError, type ValidationIssues } from '../../core/errors';
-import { isCancelledStatement, isTransientDatabaseError } from '../../db/sequelize';
+import { isCancelledStatement, isDatabaseUnavailable } from '../../db/sequelize';
 
 /** The one place that maps an error code to an HTTP status. */
 export function statusFor(code: ErrorCode): number {
@@ -76,7 +76,7 @@ function fromBodyParser(err: unknown): AppError | null {
  */
 function fromDatabase(err: unknown): AppError | null {
   if (isCancelledStatement(err)) return new AppError('service_unavailable', 'The request took too long to answer; try again later or narrow it');
-  if (isTransientDatabaseError(err)) return new AppError('service_unavailable', 'The database cannot be reached right now; try again in a moment');
+  if (isDatabaseUnavailable(err)) return new AppError('service_unavailable', 'The database cannot be reached right now; try again in a moment');
   return null;
 }
 

@@ -14,7 +14,8 @@ import {
 } from '../db/repositories/message-delivery';
 import { findMessagesToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
 import { PermanentSendError, type SendReceipt } from './channels/email-channel';
-import { isTransientDatabaseError, untilItHolds } from './database-errors';
+import { isTransientDatabaseError } from '../db/sequelize';
+import { untilItHolds } from './database-errors';
 import type { SendObserver } from './send-observer';
 
 /** A message made ready for its provider: one call sends it; `data` goes on the `sent` event. */

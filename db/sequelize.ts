@@ -1,4 +1,4 @@
-import { Sequelize } from 'sequelize';
+import { BaseError, ConnectionError, Sequelize, TimeoutError } from 'sequelize';
 
 export interface SequelizeOptions {
   /** Receives every statement (debugging, tests that check what a query reads). */
@@ -29,4 +29,28 @@ const QUERY_CANCELED = '57014';
 export function isCancelledStatement(error: unknown): boolean {
   const original = (error as { original?: { code?: unknown } } | null)?.original;
   return original?.code === QUERY_CANCELED;
+}
+
+/** PostgreSQL states that mean "not now" rather than "never": shutdown, restart, overload, cancel by timeout. */
+const TRANSIENT_SQL_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '40001', '40P01']);
+const TRANSIENT_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether an error means the database is unreachable or busy for now. Activities that touch only the
+ * database retry such errors until it is back; the API answers them 503 (try again), never 500.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
+  const cause = error instanceof BaseError ? ((error as { original?: unknown }).original ?? error) : error;
+  const { code } = (cause ?? {}) as { code?: unknown };
+  if (typeof code !== 'string') return false;
+  return TRANSIENT_SQL_STATES.has(code) || TRANSIENT_SOCKET_CODES.has(code);
+}
+
+/**
+ * The same, for an error of our own database only (a Sequelize error): the API must not take another
+ * service's refused connection for a database outage.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return error instanceof BaseError && isTransientDatabaseError(error);
 }

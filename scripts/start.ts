@@ -1,35 +1,25 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../core/config';
+import { ChildSupervisor } from './child-supervisor';
 import { portAnswers } from './port-probe';
 import { devServerArgs, temporalCliPath } from './temporal-cli';
 
 /**
  * `npm start`: the local stack in one terminal. Starts PostgreSQL and Redis (project-local), the
  * Temporal dev server unless one already answers at TEMPORAL_ADDRESS, runs migrations, then the API
- * and the worker. Ctrl-C stops everything this script started.
+ * and the worker. A child that dies is started again with backoff while the others keep running (see
+ * child-supervisor.ts). Ctrl-C stops everything this script started.
  */
 const root = resolve(__dirname, '..');
 const config = loadConfig(process.env);
-const children: ChildProcess[] = [];
+const children = new ChildSupervisor(root);
 let stopping = false;
 
-function run(name: string, command: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (line) => console.log(`[${name}] ${line}`));
-  }
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
+function run(name: string, command: string, args: string[], env: Record<string, string> = {}): void {
+  children.start({ name, command, args, env });
 }
 
 function services(action: 'start' | 'stop' | 'status'): string {
@@ -55,12 +45,7 @@ const startedServices = !services('status').includes('postgres: running');
 async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  const exits = children
-    .filter((child) => child.exitCode === null && child.signalCode === null)
-    .map((child) => new Promise((done) => child.once('exit', done)));
-  for (const child of children) child.kill('SIGTERM');
-  await Promise.race([Promise.all(exits), new Promise((done) => setTimeout(done, config.SHUTDOWN_TIMEOUT_MS))]);
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await children.stop(config.SHUTDOWN_TIMEOUT_MS);
   if (startedServices) services('stop');
   process.exit(code);
 }

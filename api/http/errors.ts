@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, type ErrorCode, isAppError, type ValidationIssues } from '../../core/errors';
-import { isCancelledStatement } from '../../db/sequelize';
+import { isCancelledStatement, isDatabaseUnavailable } from '../../db/sequelize';
 
 /** The one place that maps an error code to an HTTP status. */
 export function statusFor(code: ErrorCode): number {
@@ -68,18 +68,24 @@ function fromBodyParser(err: unknown): AppError | null {
   return null;
 }
 
-/** A statement Postgres cancelled at the API's statement timeout: the service is overloaded for this request, not broken. */
+/**
+ * A statement Postgres cancelled at the API's statement timeout: the service is overloaded for this request,
+ * not broken. A database that cannot be reached (restarting after a crash, a failover) is the same kind of
+ * answer: 503, try again; a 500 would tell the client the request itself is at fault. A send's retry with
+ * its idempotency key is safe either way (the fault suite's postgres-crash scenario).
+ */
 function fromDatabase(err: unknown): AppError | null {
-  if (!isCancelledStatement(err)) return null;
-  return new AppError('service_unavailable', 'The request took too long to answer; try again later or narrow it');
+  if (isCancelledStatement(err)) return new AppError('service_unavailable', 'The request took too long to answer; try again later or narrow it');
+  if (isDatabaseUnavailable(err)) return new AppError('service_unavailable', 'The database cannot be reached right now; try again in a moment');
+  return null;
 }
 
 export const renderErrors: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
-  const cancelled = fromDatabase(err);
-  // The stack names the repository function whose statement ran too long.
-  if (cancelled) req.log.warn({ err }, 'statement cancelled at DB_STATEMENT_TIMEOUT_MS');
-  const known = isAppError(err) ? err : (fromBodyParser(err) ?? cancelled);
+  const unavailable = fromDatabase(err);
+  // The stack names the repository function whose statement ran too long, or the cause of the outage.
+  if (unavailable) req.log.warn({ err }, isCancelledStatement(err) ? 'statement cancelled at DB_STATEMENT_TIMEOUT_MS' : 'database unavailable');
+  const known = isAppError(err) ? err : (fromBodyParser(err) ?? unavailable);
   if (known) {
     res.status(statusFor(known.code)).json(errorBody(known));
     return;

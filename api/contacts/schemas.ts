@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressByChannel, text } from '../http/formats';
 import { CHANNELS, CONSENTS } from '../../core/identities';
 
 export const MAX_IDENTITIES = 20;
@@ -15,7 +16,8 @@ export const IdentityInput = z
     verified: z.boolean().optional().describe('Changed only when given'),
     isPrimary: z.boolean().optional().describe('true makes it the primary identity of its channel'),
   })
-  .meta({ id: 'ContactIdentityInput' });
+  // The address's form depends on the channel; a whatsapp number must also exist in its country's numbering plan.
+  .meta({ id: 'ContactIdentityInput', ...addressByChannel({ channelRequired: true }) });
 
 export const UpsertContactBody = z
   .object({
@@ -90,7 +92,7 @@ export const ContactListQuery = z
 
 export const ContactTagsBody = z
   .object({
-    tags: z.array(z.string().trim().min(1).max(100)).min(1).max(100).describe('Tag ids, or names (case-insensitive; created when adding)'),
+    tags: z.array(text(100)).min(1).max(100).describe('Tag ids, or names (case-insensitive; created when adding)'),
   })
   .meta({ id: 'ContactTags' });
 

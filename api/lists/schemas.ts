@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { text } from '../http/formats';
 
 export const CreateListBody = z
-  .object({ name: z.string().trim().min(1).max(100).describe('Unique in the workspace, case-insensitively') })
+  .object({ name: text(100).describe('Unique in the workspace, case-insensitively') })
   .meta({ id: 'CreateList' });
 
 export const ListSchema = z

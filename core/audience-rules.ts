@@ -94,11 +94,11 @@ export const IdentityConditionSchema = z
 
 export const TagConditionSchema = z
   .strictObject({ type: z.literal('tag'), operator: z.enum(['has', 'has_not']), tagId: z.uuid() })
-  .meta({ id: 'TagCondition', description: 'Has (or has not) the tag.' });
+  .meta({ id: 'TagCondition', description: 'Has (or has not) the tag, which must be one of the workspace\'s (422 otherwise).' });
 
 export const ListConditionSchema = z
   .strictObject({ type: z.literal('list'), operator: z.enum(['member', 'not_member']), listId: z.uuid() })
-  .meta({ id: 'ListCondition', description: 'Is (or is not) a member of the static list.' });
+  .meta({ id: 'ListCondition', description: 'Is (or is not) a member of the static list, which must be one of the workspace\'s (422 otherwise).' });
 
 export const CreatedConditionSchema = z
   .strictObject({

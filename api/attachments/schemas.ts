@@ -39,7 +39,7 @@ const base64 = z.string().min(1).describe('The file in base64, without a data: p
  */
 export const AttachmentSourceSchema = z
   .strictObject({
-    id: z.uuid().optional().describe('An uploaded attachment (the recommended path)'),
+    id: z.uuid().optional().describe('An attachment uploaded to this workspace (the recommended path; 422 when it names none)'),
     filename: AttachmentFilenameSchema.optional().describe('Required with content or url; with id it renames the file for this send'),
     content: base64.optional(),
     url: z.url({ protocol: /^https$/ }).optional().describe('A public https URL, fetched once when the send is accepted'),

@@ -11,7 +11,11 @@ const Consent = z.enum(CONSENTS).describe('unknown until declared');
 export const IdentityInput = z
   .object({
     channel: Channel,
-    address: z.string().min(1).max(320).describe('Normalised before it is stored and matched (see the contacts guide)'),
+    address: z
+      .string()
+      .min(1)
+      .max(320)
+      .describe('Normalised before it is stored and matched (see the contacts guide). Its form follows the channel; a whatsapp number must also exist in its country\'s numbering plan'),
     consent: Consent.optional().describe('Changed only when given: leaving it out never clears an opt-in'),
     verified: z.boolean().optional().describe('Changed only when given'),
     isPrimary: z.boolean().optional().describe('true makes it the primary identity of its channel'),

@@ -14,7 +14,7 @@ export const ListListSchema = z.object({ data: z.array(ListSchema) }).meta({ id:
 export const ListParams = z.object({ id: z.uuid() });
 
 export const ListMembersBody = z
-  .object({ contactIds: z.array(z.uuid()).min(1).max(1_000) })
+  .object({ contactIds: z.array(z.uuid()).min(1).max(1_000).describe('Contacts of this workspace (422 naming each id that is not)') })
   .meta({ id: 'ListMembers' });
 
 export const ListMembersAddedSchema = z

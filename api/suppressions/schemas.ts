@@ -29,7 +29,7 @@ export const SuppressionListQuery = z.object({
 
 export const CreateSuppressionBody = z
   .object({
-    address: z.string().min(1).max(320),
+    address: z.string().min(1).max(320).describe('Its form follows the channel; a whatsapp number must also exist in its country\'s numbering plan'),
     channel: z.enum(CHANNELS).default('email'),
     reason: z.enum(DECLARABLE_REASONS).default('manual'),
   })

@@ -34,7 +34,7 @@ const subject = z.string().max(TEMPLATE_LIMITS.subject.max).nullable().describe(
 /** A blocks body may be sent as the JSON array itself or as a string holding it; it is stored as a string. */
 const body = z
   .union([z.string().min(1).max(TEMPLATE_LIMITS.body.max), z.array(z.record(z.string(), z.unknown())).min(1)])
-  .describe('The content in `format`, with Liquid ({{ first_name | default: "there" }}). For blocks, a JSON array of blocks (or a string of it).');
+  .describe('The content in `format`, with Liquid ({{ first_name | default: "there" }}). For blocks, a JSON array of blocks (or a string of it). It must parse: 422 template_invalid names the line and column otherwise.');
 
 export const CreateTemplateBody = z
   .strictObject({

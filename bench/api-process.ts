@@ -3,6 +3,7 @@ import { freePort } from '../test/helpers/free-port';
 
 export interface ApiProcess {
   url: string;
+  pid: number;
   stop: () => Promise<void>;
 }
 
@@ -29,6 +30,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   }
   return {
     url,
+    pid: child.pid as number,
     stop: async () => {
       // SIGTERM lets the API drain and, when profiling, write its profile.
       if (child.pid) process.kill(child.pid, 'SIGTERM');

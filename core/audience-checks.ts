@@ -98,9 +98,6 @@ function conditionIssues(node: Exclude<Rule, { type: 'group' }>, context: Audien
       return from > to ? [{ path: ['value'], message: 'between needs from <= to' }] : [];
     }
     case 'engagement':
-      // The seam for the email issue: once message events are stored, this check goes and
-      // db/segment-query.ts compiles the condition over human opens and clicks.
-      return [{ path: ['type'], message: 'Engagement conditions are not available yet: message tracking is not in place' }];
     case 'identity':
     case 'event':
       return [];

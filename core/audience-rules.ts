@@ -94,11 +94,11 @@ export const IdentityConditionSchema = z
 
 export const TagConditionSchema = z
   .strictObject({ type: z.literal('tag'), operator: z.enum(['has', 'has_not']), tagId: z.uuid() })
-  .meta({ id: 'TagCondition', description: 'Has (or has not) the tag.' });
+  .meta({ id: 'TagCondition', description: 'Has (or has not) the tag, which must be one of the workspace\'s (422 otherwise).' });
 
 export const ListConditionSchema = z
   .strictObject({ type: z.literal('list'), operator: z.enum(['member', 'not_member']), listId: z.uuid() })
-  .meta({ id: 'ListCondition', description: 'Is (or is not) a member of the static list.' });
+  .meta({ id: 'ListCondition', description: 'Is (or is not) a member of the static list, which must be one of the workspace\'s (422 otherwise).' });
 
 export const CreatedConditionSchema = z
   .strictObject({
@@ -119,7 +119,20 @@ export const CreatedConditionSchema = z
       addIssues(ctx, [{ path: ['value'], message: wantsPair ? 'between needs [from, to]' : `${rule.operator} needs one date-time` }]);
     }
   })
-  .meta({ id: 'CreatedCondition', description: 'When the contact was created.' });
+  .meta({
+    id: 'CreatedCondition',
+    description: 'When the contact was created.',
+    // The superRefine above, for the document: within_last takes days, between a pair, before and after one date-time.
+    if: { properties: { operator: { const: 'within_last' } } },
+    then: { required: ['days'], not: { required: ['value'] } },
+    else: {
+      required: ['value'],
+      not: { required: ['days'] },
+      if: { properties: { operator: { const: 'between' } } },
+      then: { properties: { value: { type: 'array', minItems: 2, maxItems: 2 } } },
+      else: { properties: { value: { type: 'string' } } },
+    },
+  });
 
 const EventProperties = z
   .record(z.string().min(1).max(100), Scalar)
@@ -143,6 +156,9 @@ export const EventConditionSchema = z
   .meta({
     id: 'EventCondition',
     description: 'Performed the event at least (or at most) N times, over all time or within the last N days. at_most 0: never.',
+    // at_least 0 would match everyone, so it is refused (the superRefine above).
+    if: { properties: { operator: { const: 'at_least' } } },
+    then: { properties: { count: { minimum: 1 } } },
   });
 
 export const EngagementConditionSchema = z
@@ -158,7 +174,7 @@ export const EngagementConditionSchema = z
     id: 'EngagementCondition',
     description:
       'Opened or clicked messages at least (or at most) N times. Only human events count: machine opens, ' +
-      'prefetches and bot clicks never do. Not available yet: answers 422 until message tracking is in place.',
+      'prefetches and bot clicks never do. Counted over the messages sent to the contact (of one campaign with campaignId).',
   });
 
 const conditionSchemas = [

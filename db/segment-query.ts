@@ -2,12 +2,12 @@ import type {
   AttributeCondition,
   AudienceRules,
   CreatedCondition,
+  EngagementCondition,
   EventCondition,
   IdentityCondition,
   Rule,
 } from '../core/audience-rules';
 import { canonicalDate, type FieldDefinition } from '../core/custom-fields';
-import { AppError } from '../core/errors';
 import type { BindParams } from './bind-params';
 
 /**
@@ -56,8 +56,7 @@ export function audienceCondition(rules: AudienceRules, context: AudienceQueryCo
       case 'event':
         return eventCondition(node, context, params, workspace);
       case 'engagement':
-        // Refused by the checks before compiling (core/audience-checks.ts); the email issue adds this case.
-        throw AppError.validation({ formErrors: ['Engagement conditions are not available yet'], fieldErrors: {} });
+        return engagementCondition(node, context, params, workspace);
     }
   };
   return compile(rules);
@@ -192,6 +191,37 @@ function eventCondition(rule: EventCondition, context: AudienceQueryContext, par
   const exists =
     `EXISTS (SELECT 1 FROM (SELECT e.contact_id FROM contact_events e WHERE ${where} ` +
     `GROUP BY e.contact_id HAVING count(*) ${threshold}) counted WHERE counted.contact_id = c.id)`;
+  return rule.operator === 'at_least' ? exists : `NOT ${exists}`;
+}
+
+/** The stored event type each engagement action counts. */
+const ENGAGEMENT_EVENT = { opened: 'open', clicked: 'click' } as const;
+
+/**
+ * "Opened (clicked) at least / at most N times": the contact's human open (click) events, over the
+ * messages addressed to the contact (`messages.contact_id`), optionally of one campaign and within the
+ * last N days. Machine opens, prefetches and bot clicks never count (decisions.md, "Engagement
+ * classification"), as in MessageEngagement. Shaped like the event condition: once and never are (NOT)
+ * EXISTS, other counts a grouped set joined once.
+ */
+function engagementCondition(rule: EngagementCondition, context: AudienceQueryContext, params: BindParams, workspace: string): string {
+  // Everyone engaged at least 0 times. Answered before any parameter is bound: PostgreSQL refuses a
+  // statement with a parameter it never reads (it cannot infer its type).
+  if (rule.operator === 'at_least' && rule.count === 0) return 'TRUE';
+  const filters = [`m.workspace_id = ${workspace}`, `e.type = ${params.add(ENGAGEMENT_EVENT[rule.action], 'text')}`, `e.classification = 'human'`];
+  if (rule.withinDays !== undefined) {
+    filters.push(`e.created_at >= ${params.add(new Date(context.now.getTime() - rule.withinDays * DAY_MS).toISOString(), 'timestamptz')}`);
+  }
+  if (rule.campaignId !== undefined) filters.push(`m.campaign_id = ${params.add(rule.campaignId, 'uuid')}`);
+  const from = `messages m JOIN message_events e ON e.message_id = m.id WHERE ${filters.join(' AND ')}`;
+  if ((rule.operator === 'at_least' && rule.count === 1) || (rule.operator === 'at_most' && rule.count === 0)) {
+    const exists = `EXISTS (SELECT 1 FROM ${from} AND m.contact_id = c.id)`;
+    return rule.operator === 'at_least' ? exists : `NOT ${exists}`;
+  }
+  const threshold = rule.operator === 'at_least' ? `>= ${params.add(rule.count, 'bigint')}` : `> ${params.add(rule.count, 'bigint')}`;
+  const exists =
+    `EXISTS (SELECT 1 FROM (SELECT m.contact_id FROM ${from} AND m.contact_id IS NOT NULL ` +
+    `GROUP BY m.contact_id HAVING count(*) ${threshold}) counted WHERE counted.contact_id = c.id)`;
   return rule.operator === 'at_least' ? exists : `NOT ${exists}`;
 }
 

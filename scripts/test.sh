@@ -5,47 +5,18 @@
 # test/helpers/time-skipping.ts). Arguments go to jest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TOOLS_DIR="${TOOLS_DIR:-$PWD/.tools}"
-mkdir -p .data/logs
-pids=()
-services_were_running=$(bash scripts/services.sh status | grep -c 'running' || true)
-
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ "$services_were_running" = 2 ] || bash scripts/services.sh stop
-}
-trap cleanup EXIT
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-wait_port() {
-  for _ in $(seq 1 600); do port_open "$1" && return; sleep 0.1; done
-  echo "$2 did not open port $1; see .data/logs" >&2; exit 1
-}
-
-bash scripts/services.sh start
+# shellcheck source=scripts/lib/test-stack.sh
+source scripts/lib/test-stack.sh
 
 export NODE_ENV=test LOG_LEVEL="${LOG_LEVEL:-silent}"
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://messaging@127.0.0.1:${PG_PORT:-55432}/messaging_test}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
 export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
-# The AWS stand-in (moto) for S3, SES and SNS; each test uses its own bucket or identities.
-export AWS_ENDPOINT_URL="${TEST_AWS_ENDPOINT_URL:-http://127.0.0.1:5056}" AWS_REGION=us-east-1
-export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test S3_BUCKET=messaging-test
-moto_port="${AWS_ENDPOINT_URL##*:}"
+# The AWS stand-in (moto, scripts/lib/test-stack.sh) for S3, SES and SNS; each test uses its own bucket or identities.
+export S3_BUCKET=messaging-test
 
-if ! port_open "${TEMPORAL_ADDRESS##*:}"; then
-  temporal_cli="${TEMPORAL_CLI_PATH:-$TOOLS_DIR/bin/temporal}"
-  [ -x "$temporal_cli" ] || temporal_cli=temporal
-  args=$(tsx -e "import { devServerArgs } from './scripts/temporal-cli'; console.log(devServerArgs({ address: '$TEMPORAL_ADDRESS', namespace: 'default' }).join(' '))")
-  # shellcheck disable=SC2086 # the arguments contain no spaces by construction
-  "$temporal_cli" $args >.data/logs/temporal-test.log 2>&1 &
-  pids+=($!)
-fi
-if ! port_open "$moto_port"; then
-  "$TOOLS_DIR/bin/moto-server" -H 127.0.0.1 -p "$moto_port" >.data/logs/moto-test.log 2>&1 &
-  pids+=($!)
-fi
+start_temporal_if_absent temporal-test
+start_moto_if_absent moto-test
 
 tsc --noEmit -p tsconfig.json
 eslint --max-warnings 0 .

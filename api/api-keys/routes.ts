@@ -1,3 +1,4 @@
+import { ErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import {
   ApiKeyCreatedSchema,
@@ -27,14 +28,15 @@ export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
   });
 
   routes.delete('/api-keys/:id', 'keys:write', {
-    summary: 'Revoke an API key; it stops working at once',
+    summary: 'Revoke an API key; it stops working at once. A key cannot revoke itself (409): use another key or the admin CLI',
     params: ApiKeyParams,
     responses: {
       200: { description: 'Revoked', schema: ApiKeyDeletedSchema },
       404: { description: 'No such key in this workspace, or one with scopes this key does not hold' },
+      409: { description: 'conflict: the key named is the key making the call; revoke it with another key or `npm run admin -- key:revoke`', schema: ErrorSchema },
     },
     handle: async ({ principal, params }) => {
-      await keys.revoke(principal.workspaceId, principal.scopes, params.id);
+      await keys.revoke(principal, params.id);
       return ok({ deleted: true, id: params.id });
     },
   });

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { text } from '../http/formats';
 import { FULL_ACCESS, SCOPES } from '../../core/scopes';
 
 export const GrantSchema = z.enum([...SCOPES, FULL_ACCESS]).meta({ id: 'Scope', description: '`*` is full access' });
 
 export const CreateApiKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(100).optional(),
+    name: text(100).optional(),
     scopes: z.array(GrantSchema).min(1).optional().describe('Defaults to ["*"], full access'),
   })
   .meta({ id: 'CreateApiKey' });

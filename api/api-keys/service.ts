@@ -41,6 +41,8 @@ export interface ApiKeyServiceDeps {
  */
 const within = (heldScopes: readonly Grant[], key: ApiKeyRecord) => canDelegate(heldScopes, key.scopes);
 
+const SELF_REVOCATION = 'A key cannot revoke itself: revoke it with another key that holds its scopes, or with `npm run admin -- key:revoke --id KEY_ID`';
+
 export function createApiKeyService({ db, redis, evictLocally }: ApiKeyServiceDeps) {
   return {
     list: async (workspaceId: string, heldScopes: readonly Grant[]) =>
@@ -56,10 +58,14 @@ export function createApiKeyService({ db, redis, evictLocally }: ApiKeyServiceDe
       return issueApiKey(db, workspaceId, { name: input.name, scopes: requested });
     },
 
-    async revoke(workspaceId: string, heldScopes: readonly Grant[], keyId: string): Promise<void> {
+    async revoke(caller: { workspaceId: string; keyId: string; scopes: readonly Grant[] }, keyId: string): Promise<void> {
+      const { workspaceId } = caller;
       // Scopes never change once a key exists, so what is checked here still holds at the update.
       const key = await findActiveApiKey(db, workspaceId, keyId);
-      if (!key || !within(heldScopes, key)) throw AppError.notFound('API key');
+      if (!key || !within(caller.scopes, key)) throw AppError.notFound('API key');
+      // A key that revoked itself would lock its holder out mid-session (and a last full-access key would leave
+      // the workspace with no way back in through the API): another key, or the admin CLI, revokes it.
+      if (key.id === caller.keyId) throw new AppError('conflict', SELF_REVOCATION);
       const keyHash = await revokeApiKey(db, workspaceId, keyId);
       if (!keyHash) throw AppError.notFound('API key');
       evictLocally(keyHash);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BASE64_PATTERN, CONTENT_ID_PATTERN, FILENAME_PATTERN, MEDIA_TYPE_PATTERN, offset } from '../http/formats';
 import { ATTACHMENT_LIMITS, contentIdProblem, contentTypeProblem, filenameProblem } from '../../core/attachments';
 
 const checked = (problem: (value: string) => string | null) => (value: string, context: z.RefinementCtx) => {
@@ -11,23 +12,26 @@ export const AttachmentFilenameSchema = z
   .min(ATTACHMENT_LIMITS.filename.min)
   .max(ATTACHMENT_LIMITS.filename.max)
   .superRefine(checked(filenameProblem))
-  .describe('Shown to the recipient. Executable types (exe, bat, js, jar, msi, vbs, ...) are refused, however disguised');
+  .describe('Shown to the recipient. Executable types (exe, bat, js, jar, msi, vbs, ...) are refused, however disguised')
+  .meta({ pattern: FILENAME_PATTERN });
 
 export const AttachmentContentTypeSchema = z
   .string()
   .min(ATTACHMENT_LIMITS.contentType.min)
   .max(ATTACHMENT_LIMITS.contentType.max)
   .superRefine(checked(contentTypeProblem))
-  .describe('Inferred from the file name when absent');
+  .describe('Inferred from the file name when absent. A media type whose registered extension is executable is refused')
+  .meta({ pattern: MEDIA_TYPE_PATTERN });
 
 const contentId = z
   .string()
   .min(ATTACHMENT_LIMITS.contentId.min)
   .max(ATTACHMENT_LIMITS.contentId.max)
   .superRefine(checked(contentIdProblem))
-  .describe('Makes the attachment inline, referenced in the HTML as cid:<contentId>');
+  .describe('Makes the attachment inline, referenced in the HTML as cid:<contentId>')
+  .meta({ pattern: CONTENT_ID_PATTERN });
 
-const base64 = z.string().min(1).describe('The file in base64, without a data: prefix');
+const base64 = z.string().min(1).describe('The file in base64, without a data: prefix').meta({ pattern: BASE64_PATTERN });
 
 /**
  * One item of a send's `attachments` (the spec's Attachment sources), shared by every send endpoint:
@@ -35,7 +39,7 @@ const base64 = z.string().min(1).describe('The file in base64, without a data: p
  */
 export const AttachmentSourceSchema = z
   .strictObject({
-    id: z.uuid().optional().describe('An uploaded attachment (the recommended path)'),
+    id: z.uuid().optional().describe('An attachment uploaded to this workspace (the recommended path; 422 when it names none)'),
     filename: AttachmentFilenameSchema.optional().describe('Required with content or url; with id it renames the file for this send'),
     content: base64.optional(),
     url: z.url({ protocol: /^https$/ }).optional().describe('A public https URL, fetched once when the send is accepted'),
@@ -49,7 +53,16 @@ export const AttachmentSourceSchema = z
       context.addIssue({ code: 'custom', path: ['filename'], message: 'Required with content or url' });
     }
   })
-  .meta({ id: 'AttachmentSource' });
+  .meta({
+    id: 'AttachmentSource',
+    description: 'Exactly one of id, content or url; filename is required with content or url',
+    // `false`: the property must be absent.
+    oneOf: [
+      { required: ['id'], properties: { content: false, url: false } },
+      { required: ['content', 'filename'], properties: { id: false, url: false } },
+      { required: ['url', 'filename'], properties: { id: false, content: false } },
+    ],
+  });
 
 export const AttachmentSourcesSchema = z
   .array(AttachmentSourceSchema)
@@ -74,13 +87,17 @@ export const CreateAttachmentBody = z
       context.addIssue({ code: 'custom', message: 'Give content (direct upload) or size (signed upload), not both' });
     }
   })
-  .meta({ id: 'CreateAttachment' });
+  .meta({
+    id: 'CreateAttachment',
+    description: 'content (direct upload) or size (signed upload), not both',
+    oneOf: [{ required: ['content'], properties: { size: false } }, { required: ['size'], properties: { content: false } }],
+  });
 
 export const AttachmentParams = z.object({ id: z.uuid() });
 
 export const AttachmentListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 export const AttachmentSchema = z

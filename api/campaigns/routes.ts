@@ -1,6 +1,6 @@
 import { LinkStatListSchema } from '../emails/schemas';
 import { linkStatsView } from '../emails/views';
-import { ValidationErrorSchema } from '../http/openapi';
+import { InputErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import {
   CampaignDetailSchema,
@@ -45,7 +45,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     bodyLimit: 'large',
     responses: {
       201: { description: 'The draft', schema: CampaignDetailSchema },
-      422: { description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused', schema: ValidationErrorSchema },
+      422: { description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused', schema: InputErrorSchema },
     },
     handle: async ({ principal, body }) => {
       const campaign = await campaigns.create(principal.workspaceId, body);

@@ -1,12 +1,18 @@
 import { z } from 'zod';
+import { MAILBOX_PATTERN, offset, SINGLE_LINE_PATTERN, text } from '../http/formats';
 import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { AttachmentSourcesSchema } from '../attachments/schemas';
 
-const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`);
+const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`).meta({ pattern: MAILBOX_PATTERN });
 // A subject with a line break would start a new header.
-const subject = z.string().min(1).max(TEMPLATE_LIMITS.subject.max).refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
+const subject = z
+  .string()
+  .min(1)
+  .max(TEMPLATE_LIMITS.subject.max)
+  .refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks')
+  .meta({ pattern: SINGLE_LINE_PATTERN });
 
 const draftFields = {
   listId: z.uuid().nullable().optional().describe('The static list to send to (or segmentId); giving one clears the other'),
@@ -40,17 +46,19 @@ const draftFields = {
 const oneAudience = {
   check: (body: { listId?: string | null; segmentId?: string | null }) => !(body.listId && body.segmentId),
   message: { message: 'Give listId or segmentId, not both', path: ['segmentId'] },
+  /** The same rule in the document: not both given as ids (one may be null). */
+  bothGiven: { required: ['listId', 'segmentId'], properties: { listId: { type: 'string' }, segmentId: { type: 'string' } } },
 };
 
 export const CreateCampaignBody = z
-  .object({ name: z.string().trim().min(1).max(200), ...draftFields })
+  .object({ name: text(200), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'CreateCampaign' });
+  .meta({ id: 'CreateCampaign', not: oneAudience.bothGiven });
 
 export const UpdateCampaignBody = z
-  .object({ name: z.string().trim().min(1).max(200).optional(), ...draftFields })
+  .object({ name: text(200).optional(), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'UpdateCampaign' });
+  .meta({ id: 'UpdateCampaign', not: oneAudience.bothGiven });
 
 export type CreateCampaignInput = z.infer<typeof CreateCampaignBody>;
 export type UpdateCampaignInput = z.infer<typeof UpdateCampaignBody>;
@@ -67,7 +75,7 @@ export const CampaignParams = z.object({ id: z.uuid() });
 export const CampaignListQuery = z.object({
   metrics: z.enum(['1', '0', 'true', 'false']).optional().describe('1 adds each campaign\'s metrics'),
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 const rate = z.number().min(0).max(1).nullable();

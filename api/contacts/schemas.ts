@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressByChannel, text } from '../http/formats';
 import { CHANNELS, CONSENTS } from '../../core/identities';
 
 export const MAX_IDENTITIES = 20;
@@ -10,12 +11,17 @@ const Consent = z.enum(CONSENTS).describe('unknown until declared');
 export const IdentityInput = z
   .object({
     channel: Channel,
-    address: z.string().min(1).max(320).describe('Normalised before it is stored and matched (see the contacts guide)'),
+    address: z
+      .string()
+      .min(1)
+      .max(320)
+      .describe('Normalised before it is stored and matched (see the contacts guide). Its form follows the channel; a whatsapp number must also exist in its country\'s numbering plan'),
     consent: Consent.optional().describe('Changed only when given: leaving it out never clears an opt-in'),
     verified: z.boolean().optional().describe('Changed only when given'),
     isPrimary: z.boolean().optional().describe('true makes it the primary identity of its channel'),
   })
-  .meta({ id: 'ContactIdentityInput' });
+  // The address's form depends on the channel; a whatsapp number must also exist in its country's numbering plan.
+  .meta({ id: 'ContactIdentityInput', ...addressByChannel({ channelRequired: true }) });
 
 export const UpsertContactBody = z
   .object({
@@ -90,7 +96,7 @@ export const ContactListQuery = z
 
 export const ContactTagsBody = z
   .object({
-    tags: z.array(z.string().trim().min(1).max(100)).min(1).max(100).describe('Tag ids, or names (case-insensitive; created when adding)'),
+    tags: z.array(text(100)).min(1).max(100).describe('Tag ids, or names (case-insensitive; created when adding)'),
   })
   .meta({ id: 'ContactTags' });
 

@@ -1,17 +1,10 @@
 import { z } from 'zod';
+import { DOMAIN_NAME_PATTERN, displayName, EMAIL_ADDRESS } from '../http/formats';
 import { DOMAIN_STATUSES } from '../../core/domain-status';
 import { normaliseDomainName } from '../../core/domain-names';
 
 // CR and LF in a display name would start a new header in every mail that uses it.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-const DisplayName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .refine((value) => !CONTROL.test(value), 'must not contain line breaks or control characters');
+const DisplayName = displayName(200);
 
 export const DomainName = z
   .string()
@@ -23,8 +16,10 @@ export const DomainName = z
     return z.NEVER;
   })
   .describe(
-    'A registrable domain or a subdomain (at most 253 characters, 63 per label; no IP addresses). Unicode names are stored as lower-case A-labels (punycode).',
-  );
+    'A registrable domain or a subdomain (at most 253 characters, 63 per label; no IP addresses), under a public suffix ' +
+      '(ICANN\'s list, such as .com or .co.uk: more than a pattern can list). Unicode names are stored as lower-case A-labels (punycode).',
+  )
+  .meta({ pattern: DOMAIN_NAME_PATTERN });
 
 export const CreateDomainBody = z
   .object({
@@ -41,7 +36,7 @@ export const CreateDomainBody = z
 export const UpdateDomainBody = z
   .object({
     defaultFromName: DisplayName.nullable().optional().describe('null clears it'),
-    defaultFromAddress: z.string().max(320).nullable().optional().describe('An address on this domain; null clears it'),
+    defaultFromAddress: z.string().max(320).meta({ pattern: EMAIL_ADDRESS }).nullable().optional().describe('An address on this domain; null clears it'),
   })
   .meta({ id: 'UpdateDomain' });
 

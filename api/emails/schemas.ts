@@ -1,27 +1,37 @@
 import { z } from 'zod';
+import { MAILBOX_LIST_PATTERN, MAILBOX_PATTERN, offset, SINGLE_LINE_PATTERN } from '../http/formats';
 import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { VariablesSchema } from '../../core/variables';
 import { AttachmentSourcesSchema } from '../attachments/schemas';
 
 // Bounded before the address parser sees them: it must never be handed a megabyte string.
-const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`);
+const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`).meta({ pattern: MAILBOX_PATTERN });
 
 /** `address`, `Name <address>`, several comma-separated in one string, or an array of those. */
 const addressList = (max: number, min = 1) =>
   z.union([
-    z.string().min(1).max(max * MAX_MAILBOX_CHARS, `At most ${max * MAX_MAILBOX_CHARS} characters (${max} addresses)`),
+    z
+      .string()
+      .min(1)
+      .max(max * MAX_MAILBOX_CHARS, `At most ${max * MAX_MAILBOX_CHARS} characters (${max} addresses)`)
+      .meta({ pattern: MAILBOX_LIST_PATTERN }),
     z.array(mailbox).min(min).max(max),
   ]);
 
-// A subject or header value with a line break would start a new header.
-const singleLine = z.string().refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
+// A subject with a line break would start a new header.
+const subject = z
+  .string()
+  .min(1)
+  .max(TEMPLATE_LIMITS.subject.max)
+  .refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks')
+  .meta({ pattern: SINGLE_LINE_PATTERN });
 
 export const SendEmailBody = z
   .object({
     to: addressList(50).describe('Recipients; to + cc + bcc together at most 50'),
     from: mailbox.describe('<address> or <Name> <address> on a verified domain'),
-    subject: singleLine.pipe(z.string().min(1).max(TEMPLATE_LIMITS.subject.max)).optional().describe('Required unless the template supplies it'),
+    subject: subject.optional().describe('Required unless the template supplies it'),
     html: z.string().optional().describe('Required unless templateId (or text alone) is given'),
     text: z.string().optional().describe('Plain-text part; alone (no html, no templateId) the email is text-only'),
     replyTo: addressList(10).optional(),
@@ -42,7 +52,16 @@ export const SendEmailBody = z
     message: 'Required unless the template supplies it',
     path: ['subject'],
   })
-  .meta({ id: 'SendEmail' });
+  .meta({
+    id: 'SendEmail',
+    description:
+      'Give html, text or templateId, and subject unless templateId is given. Not expressed here: to + cc + bcc together ' +
+      'hold at most 50 addresses, and templateId and attachment ids must name the workspace\'s own (422 otherwise).',
+    allOf: [
+      { anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['templateId'] }] },
+      { anyOf: [{ required: ['subject'] }, { required: ['templateId'] }] },
+    ],
+  });
 
 export type SendEmailInput = z.infer<typeof SendEmailBody>;
 
@@ -196,7 +215,7 @@ export const EmailListQuery = z.object({
   from: z.iso.datetime({ offset: true }).optional(),
   until: z.iso.datetime({ offset: true }).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 export const EmailParams = z.object({ id: z.uuid() });

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { UUID_PATTERN } from './formats';
 
 /** Shapes shared by every route's error responses. */
 export const ErrorSchema = z
@@ -13,6 +14,9 @@ export const ValidationErrorSchema = z
   })
   .meta({ id: 'ValidationError' });
 
+/** A 422: the field-by-field shape, or a route's own code (template_not_found, too_many_recipients...). */
+export const InputErrorSchema = z.union([ValidationErrorSchema, ErrorSchema]);
+
 export function createOpenApiRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -23,8 +27,23 @@ export function createOpenApiRegistry(): OpenAPIRegistry {
   return registry;
 }
 
+/**
+ * zod's z.uuid() is stricter than JSON Schema's `format: uuid` (a version digit and the variant bits), and
+ * some tools do not check formats at all: every uuid the document declares carries zod's rule as a pattern.
+ */
+function withUuidPatterns(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(withUuidPatterns);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  if (schema.format === 'uuid' && schema.pattern === undefined) schema.pattern = UUID_PATTERN;
+  Object.values(schema).forEach(withUuidPatterns);
+}
+
 export function generateOpenApiDocument(registry: OpenAPIRegistry, serverUrl: string): object {
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Messaging API',
@@ -32,8 +51,13 @@ export function generateOpenApiDocument(registry: OpenAPIRegistry, serverUrl: st
       description:
         'Multi-tenant messaging: transactional email, campaigns and journeys over email, WhatsApp and Telegram. ' +
         'Every request carries a workspace API key; the workspace is always derived from the key. ' +
-        'Each key may make 10 requests per second (RateLimit-* headers on every response).',
+        'Each key may make 10 requests per second (RateLimit-* headers on every response). ' +
+        'No string may hold a NUL character (U+0000) or an unpaired UTF-16 surrogate, in a body, a key or a query ' +
+        'parameter: every route refuses them at the edge with 422, naming the field (PostgreSQL cannot store NUL, and a ' +
+        'lone surrogate is not text). JSON Schema has no way to say "no unpaired surrogate", so it is said here.',
     },
     servers: [{ url: serverUrl }],
   });
+  withUuidPatterns(document);
+  return document;
 }

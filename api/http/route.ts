@@ -7,7 +7,7 @@ import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../core/unsafe-text';
 import { grantsAny, type Scope } from '../../core/scopes';
 import type { AllowedMethods } from './allowed-methods';
 import { type Principal, principalOf } from './auth';
-import { ErrorSchema, ValidationErrorSchema } from './openapi';
+import { ErrorSchema, InputErrorSchema } from './openapi';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -160,7 +160,7 @@ export class RouteTable {
         description: 'Validation failed (`validation_error`, by field), or a rule of the route refused the input (its code)',
         // Any route may raise a 422 code of its own (template_not_found, too_many_recipients...) beside the
         // field-by-field shape, so a client generated from the document must accept both.
-        content: { 'application/json': { schema: z.union([ValidationErrorSchema, ErrorSchema]) } },
+        content: { 'application/json': { schema: InputErrorSchema } },
       };
     }
     const scopeText = scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { text } from '../http/formats';
 
 export const CreateListBody = z
-  .object({ name: z.string().trim().min(1).max(100).describe('Unique in the workspace, case-insensitively') })
+  .object({ name: text(100).describe('Unique in the workspace, case-insensitively') })
   .meta({ id: 'CreateList' });
 
 export const ListSchema = z
@@ -13,7 +14,7 @@ export const ListListSchema = z.object({ data: z.array(ListSchema) }).meta({ id:
 export const ListParams = z.object({ id: z.uuid() });
 
 export const ListMembersBody = z
-  .object({ contactIds: z.array(z.uuid()).min(1).max(1_000) })
+  .object({ contactIds: z.array(z.uuid()).min(1).max(1_000).describe('Contacts of this workspace (422 naming each id that is not)') })
   .meta({ id: 'ListMembers' });
 
 export const ListMembersAddedSchema = z

@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { text } from '../http/formats';
 import { AudienceRulesInput, AudienceRulesSchema } from '../../core/audience-rules';
 
 export const CreateSegmentBody = z
-  .object({ name: z.string().trim().min(1).max(200), definition: AudienceRulesInput })
+  .object({ name: text(200), definition: AudienceRulesInput })
   .meta({ id: 'CreateSegment' });
 
 export const UpdateSegmentBody = z
-  .object({ name: z.string().trim().min(1).max(200).optional(), definition: AudienceRulesInput.optional() })
+  .object({ name: text(200).optional(), definition: AudienceRulesInput.optional() })
   .meta({ id: 'UpdateSegment' });
 
 export const PreviewSegmentBody = z.object({ definition: AudienceRulesInput }).meta({ id: 'PreviewSegment' });

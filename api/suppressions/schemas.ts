@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressByChannel, offset } from '../http/formats';
 import { CHANNELS } from '../../core/identities';
 import { DECLARABLE_REASONS, SUPPRESSION_REASONS } from '../../core/suppressions';
 
@@ -23,16 +24,17 @@ export const SuppressionListQuery = z.object({
   channel: z.enum(CHANNELS).optional(),
   reason: z.enum(SUPPRESSION_REASONS).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 export const CreateSuppressionBody = z
   .object({
-    address: z.string().min(1).max(320),
+    address: z.string().min(1).max(320).describe('Its form follows the channel; a whatsapp number must also exist in its country\'s numbering plan'),
     channel: z.enum(CHANNELS).default('email'),
     reason: z.enum(DECLARABLE_REASONS).default('manual'),
   })
-  .meta({ id: 'CreateSuppression' });
+  // The address's form depends on the channel (email when absent); a whatsapp number must also exist in its country's numbering plan.
+  .meta({ id: 'CreateSuppression', ...addressByChannel({ channelRequired: false, defaultChannel: 'email' }) });
 
 export const SuppressionParams = z.object({
   address: z.string().min(1).max(320).describe('URL-encoded (%40 for @, %2B for +); removed on every channel it is valid on'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../http/formats';
 
 export const NamedUpsertedSchema = z
   .object({ id: z.uuid(), name: z.string().describe('As first created'), created: z.boolean() })
@@ -6,7 +7,7 @@ export const NamedUpsertedSchema = z
 
 export const CreateTagBody = z
   .object({
-    name: z.string().trim().min(1).max(100).describe('Unique in the workspace, case-insensitively'),
+    name: text(100).describe('Unique in the workspace, case-insensitively'),
     color: z
       .string()
       .regex(/^#[0-9a-fA-F]{6}$/, 'Expected a color like #1a2b3c')

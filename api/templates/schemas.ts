@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NOT_BLANK, offset, UUID_SHAPE_PATTERN } from '../http/formats';
 import { looksLikeTemplateId, TEMPLATE_CHANNELS, TEMPLATE_FORMATS, TEMPLATE_LIMITS } from '../../core/templates/content';
 import { VariablesSchema } from '../../core/variables';
 
@@ -20,7 +21,8 @@ const name = z
   .min(TEMPLATE_LIMITS.name.min)
   .max(TEMPLATE_LIMITS.name.max)
   .refine((value) => !looksLikeTemplateId(value), 'must not be shaped like a uuid: a send names a template by id or by name')
-  .describe('Unique in the workspace, whatever the case; a send may use it as templateId');
+  .describe('Unique in the workspace, whatever the case; a send may use it as templateId. Not shaped like a uuid')
+  .meta({ pattern: NOT_BLANK, not: { pattern: UUID_SHAPE_PATTERN } });
 
 const channels = z
   .array(TemplateChannelSchema)
@@ -32,7 +34,7 @@ const subject = z.string().max(TEMPLATE_LIMITS.subject.max).nullable().describe(
 /** A blocks body may be sent as the JSON array itself or as a string holding it; it is stored as a string. */
 const body = z
   .union([z.string().min(1).max(TEMPLATE_LIMITS.body.max), z.array(z.record(z.string(), z.unknown())).min(1)])
-  .describe('The content in `format`, with Liquid ({{ first_name | default: "there" }}). For blocks, a JSON array of blocks (or a string of it).');
+  .describe('The content in `format`, with Liquid ({{ first_name | default: "there" }}). For blocks, a JSON array of blocks (or a string of it). It must parse: 422 template_invalid names the line and column otherwise.');
 
 export const CreateTemplateBody = z
   .strictObject({
@@ -43,7 +45,14 @@ export const CreateTemplateBody = z
     body,
     channelText: ChannelTextSchema.nullable().optional(),
   })
-  .meta({ id: 'CreateTemplate' });
+  .meta({
+    id: 'CreateTemplate',
+    description: 'channelText may only hold text for channels the template serves (channels, ["email"] when absent)',
+    allOf: (['whatsapp', 'telegram'] as const).map((channel) => ({
+      if: { required: ['channelText'], properties: { channelText: { type: 'object', required: [channel] } } },
+      then: { required: ['channels'], properties: { channels: { contains: { const: channel } } } },
+    })),
+  });
 
 export const UpdateTemplateBody = z
   .strictObject({
@@ -54,7 +63,17 @@ export const UpdateTemplateBody = z
     body: body.optional(),
     channelText: ChannelTextSchema.nullable().optional(),
   })
-  .meta({ id: 'UpdateTemplate', description: 'Only the fields present change; channelText is replaced as a whole' });
+  .meta({
+    id: 'UpdateTemplate',
+    description:
+      'Only the fields present change; channelText is replaced as a whole, and may only hold text for channels the template ' +
+      'serves: the channels given here, else the stored ones (422 otherwise; the stored channels are not in the request, so ' +
+      'the document cannot say it)',
+    allOf: (['whatsapp', 'telegram'] as const).map((channel) => ({
+      if: { required: ['channelText', 'channels'], properties: { channelText: { type: 'object', required: [channel] } } },
+      then: { properties: { channels: { contains: { const: channel } } } },
+    })),
+  });
 
 export const RenderTemplateBody = z
   .strictObject({
@@ -67,7 +86,7 @@ export const TemplateParams = z.object({ id: z.uuid() });
 
 export const TemplateListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 export const TemplateSummarySchema = z

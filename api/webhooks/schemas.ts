@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { HTTPS_URL_PATTERN, offset } from '../http/formats';
 import { ALL_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../core/webhook-events';
 
 const Url = z
   .string()
   .min(1)
   .max(2_048)
-  .describe('https, resolving to public addresses only (checked when saved and again at every call)');
+  .describe('https, resolving to public addresses only (checked with DNS when saved and again at every call: 422 when it does not)')
+  .meta({ pattern: HTTPS_URL_PATTERN });
 
 const Events = z
   .array(z.enum([...WEBHOOK_EVENTS, ALL_WEBHOOK_EVENTS]))
@@ -13,7 +15,8 @@ const Events = z
   .max(WEBHOOK_EVENTS.length + 1)
   .refine((events) => !events.includes(ALL_WEBHOOK_EVENTS) || events.length === 1, `"${ALL_WEBHOOK_EVENTS}" stands alone: it subscribes to every event`)
   .transform((events) => [...new Set(events)])
-  .describe(`Event names (docs/webhooks.md), or ["${ALL_WEBHOOK_EVENTS}"] for every event, including ones added later`);
+  .describe(`Event names (docs/webhooks.md), or ["${ALL_WEBHOOK_EVENTS}"] for every event, including ones added later`)
+  .meta({ if: { contains: { const: ALL_WEBHOOK_EVENTS } }, then: { maxItems: 1 } });
 
 const Description = z.string().max(500).nullable();
 
@@ -43,7 +46,7 @@ const DeliveryStatus = z.enum(['pending', 'succeeded', 'failed']);
 export const WebhookDeliveryListQuery = z.object({
   status: DeliveryStatus.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: offset(),
 });
 
 export const WebhookSchema = z

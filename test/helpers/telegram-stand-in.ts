@@ -75,7 +75,15 @@ async function readBody(req: IncomingMessage): Promise<{ params: Record<string, 
  * refuses unknown tokens and answers refusals on demand; it enforces nothing else (no rate limits, no
  * chat checks), so a test states every refusal it expects.
  */
-export async function startTelegramStandIn(): Promise<TelegramStandIn> {
+export interface TelegramStandInOptions {
+  /**
+   * Answer every well-formed token as a bot of its own (id from the token, as Telegram's tokens carry it)
+   * rather than refusing unknown ones: the contract suite generates tokens and needs the accepted path.
+   */
+  anyToken?: boolean;
+}
+
+export async function startTelegramStandIn(options: TelegramStandInOptions = {}): Promise<TelegramStandIn> {
   const bots = new Map<string, StandInBot>();
   const requests: BotApiRequest[] = [];
   const refusals = new Map<string, BotApiRefusal[]>();
@@ -117,13 +125,22 @@ export async function startTelegramStandIn(): Promise<TelegramStandIn> {
     }
   }
 
+  const botFor = (token: string): StandInBot | undefined => {
+    const digits = /^(\d{1,20}):/.exec(token)?.[1];
+    if (digits === undefined) return undefined;
+    const id = Number(digits);
+    const bot: StandInBot = { token, id, username: `bot${id}_bot`, webhook: null };
+    bots.set(token, bot);
+    return bot;
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(req.url ?? '');
     if (!match) return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     const [, token, method] = match;
     const { params, files } = await readBody(req);
     requests.push({ method, token, params, files });
-    const bot = bots.get(token);
+    const bot = bots.get(token) ?? (options.anyToken ? botFor(token) : undefined);
     if (!bot) return refuse(res, { errorCode: 401, description: 'Unauthorized' });
     const refusal = refusals.get(method)?.shift();
     if (refusal) return refuse(res, refusal);

@@ -88,6 +88,13 @@ describe('API keys over HTTP', () => {
     expect((await api.call('DELETE', `/api/v1/api-keys/${wider.keyId}`, { key: owner.apiKey })).status).toBe(200);
   });
 
+  it('a key asked to revoke itself → 409 conflict naming the other ways, and the key keeps working', async () => {
+    const { apiKey, keyId } = await createWorkspace(api.db);
+    const refused = await api.call('DELETE', `/api/v1/api-keys/${keyId}`, { key: apiKey });
+    expect(refused).toMatchObject({ status: 409, body: { error: 'conflict', message: expect.stringContaining('key:revoke') } });
+    expect((await api.call('GET', '/api/v1/api-keys', { key: apiKey })).status).toBe(200);
+  });
+
   it('revoking twice answers 404 the second time, and the key leaves the list', async () => {
     const { workspaceId, apiKey } = await createWorkspace(api.db);
     const other = await createKey(api.db, workspaceId, ['email:send']);

@@ -60,6 +60,32 @@ describe('answers the OpenAPI document promises', () => {
     expect(schema).toEqual({ anyOf: expect.arrayContaining([{ $ref: '#/components/schemas/Error' }]) });
   });
 
+  it("POST /campaigns naming no template → 422 template_not_found, a body the campaign route's documented 422 admits", async () => {
+    const response = await api.call('POST', '/api/v1/campaigns', { key: apiKey, body: { name: 'Spring', templateId: 'no-such-template' } });
+    expect(response).toMatchObject({ status: 422, body: { error: 'template_not_found' } });
+    const schema = paths['/api/v1/campaigns'].post.responses['422'].content?.['application/json'].schema;
+    expect(schema).toEqual({ anyOf: expect.arrayContaining([{ $ref: '#/components/schemas/Error' }]) });
+  });
+
+  it('list offsets past 10,000,000 → 422, and the document says so with a maximum', async () => {
+    const response = await api.call('GET', '/api/v1/templates?offset=18295127756987876', { key: apiKey });
+    expect(response).toMatchObject({ status: 422, body: { error: { fieldErrors: { offset: expect.arrayContaining([expect.stringContaining('10000000')]) } } } });
+    for (const path of ['/api/v1/templates', '/api/v1/suppressions', '/api/v1/campaigns', '/api/v1/emails', '/api/v1/attachments']) {
+      const parameters = (paths[path].get as unknown as { parameters: Array<{ name: string; schema: { maximum?: number } }> }).parameters;
+      expect({ path, maximum: parameters.find((parameter) => parameter.name === 'offset')?.schema.maximum }).toEqual({ path, maximum: 10_000_000 });
+    }
+  });
+
+  it('the document says NUL and unpaired surrogates are refused, and carries zod\'s rules as patterns', async () => {
+    const document = (await api.call('GET', '/api/v1/openapi.json')).body as { info: { description: string }; components: { schemas: Record<string, { properties: Record<string, { pattern?: string }> }> } };
+    expect(document.info.description).toContain('unpaired UTF-16 surrogate');
+    const schemas = document.components.schemas;
+    expect(schemas.CreateTag.properties.name.pattern).toEqual(expect.any(String));
+    expect(schemas.CreateSuppression).toMatchObject({ oneOf: expect.any(Array) });
+    expect(schemas.SaveTwilioIntegration.properties.whatsappFrom.pattern).toEqual(expect.any(String));
+    expect(schemas.CreateAttachment.properties.contentType.pattern).toEqual(expect.any(String));
+  });
+
   it('GET /contacts with a page past what PostgreSQL can skip → 422, not a 500', async () => {
     const response = await api.call('GET', '/api/v1/contacts?page=3183984937', { key: apiKey });
     expect(response.status).toBe(422);

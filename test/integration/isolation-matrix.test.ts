@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
 import { standInResolver } from '../helpers/ssrf-stand-in';
+import { startTelegramStandIn } from '../helpers/telegram-stand-in';
+import { startTwilioStandIn } from '../helpers/twilio-stand-in';
 
 /**
  * The isolation matrix: every documented route that names a resource in its path is called with workspace
@@ -238,5 +240,41 @@ describe('workspaces are isolated on every route', () => {
     expect(preview.status).toBe(200);
     expect(JSON.stringify(preview.body)).not.toContain(owner.marker);
     expect(preview.body).toMatchObject({ count: 0 });
+  });
+  it("a workspace's saved Twilio account and Telegram bot: another workspace's key reads configured: false, deletes nothing, and cannot take the bot", async () => {
+    // An API of its own, pointed at the provider stand-ins, so this walk stays apart from the one above.
+    const twilio = await startTwilioStandIn();
+    const telegram = await startTelegramStandIn();
+    const own = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TWILIO_API_URL: twilio.url, TELEGRAM_API_URL: telegram.url, PUBLIC_BASE_URL: 'https://messaging.example' });
+    try {
+      const [owner, intruder] = [await createWorkspace(own.db), await createWorkspace(own.db)];
+      const [a, b] = [own.as(owner.apiKey), own.as(intruder.apiKey)];
+      const account = { accountSid: `AC${randomUUID().replace(/-/g, '')}`, authToken: randomUUID(), whatsappFrom: '+14155552671' };
+      twilio.addAccount(account.accountSid, account.authToken);
+      const bot = telegram.addBot();
+      expect((await a('PUT', '/integrations/twilio', account)).status).toBe(200);
+      expect((await a('PUT', '/integrations/telegram', { botToken: bot.token })).status).toBe(200);
+      const readA = async () => [(await a('GET', '/integrations/twilio')).body, (await a('GET', '/integrations/telegram')).body, bot.webhook];
+      const before = await readA();
+      expect(before).toMatchObject([{ configured: true }, { configured: true }, { url: expect.any(String) }]);
+
+      const walked: Array<{ route: string; status: number; body: unknown }> = [];
+      for (const [method, path] of [['GET', '/integrations/twilio'], ['GET', '/integrations/telegram'], ['DELETE', '/integrations/twilio'], ['DELETE', '/integrations/telegram']]) {
+        const response = await b(method, path);
+        walked.push({ route: `${method} ${path}`, status: response.status, body: response.body });
+      }
+      expect(walked).toEqual([
+        { route: 'GET /integrations/twilio', status: 200, body: { configured: false } },
+        { route: 'GET /integrations/telegram', status: 200, body: { configured: false } },
+        { route: 'DELETE /integrations/twilio', status: 404, body: expect.objectContaining({ error: 'not_found' }) },
+        { route: 'DELETE /integrations/telegram', status: 404, body: expect.objectContaining({ error: 'not_found' }) },
+      ]);
+      // A bot has one update webhook, so one workspace: B saving A's token is refused before the webhook moves.
+      expect(await b('PUT', '/integrations/telegram', { botToken: bot.token })).toMatchObject({ status: 409, body: { error: 'conflict' } });
+      expect(await readA()).toEqual(before);
+    } finally {
+      await own.close();
+      await Promise.all([twilio.close(), telegram.close()]);
+    }
   });
 });

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
 
 describe('segments', () => {
   let api: ApiHarness;
@@ -49,7 +50,7 @@ describe('segments', () => {
     expect(Object.keys((refused.body as { error: { fieldErrors: object } }).error.fieldErrors)).toEqual(['definition.rules[1].rules[0].operator']);
   });
 
-  it('the checks that need the workspace name their node too: unknown tags, types of custom fields, engagement', async () => {
+  it('the checks that need the workspace name their node too: unknown tags, types of custom fields', async () => {
     const call = await workspace();
     await call('POST', '/custom-fields', { key: 'plan', label: 'Plan', type: 'select', options: ['free', 'pro'] });
     await call('POST', '/custom-fields', { key: 'born', label: 'Born', type: 'date' });
@@ -62,7 +63,6 @@ describe('segments', () => {
           { type: 'attribute', key: 'plan', operator: 'gt', value: 3 },
           { type: 'group', operator: 'and', rules: [{ type: 'attribute', key: 'born', operator: 'contains', value: '19' }] },
           { type: 'attribute', key: 'untyped', operator: 'before', value: '2024-01-01' },
-          { type: 'engagement', action: 'opened', operator: 'at_least', count: 1 },
         ],
       },
     });
@@ -73,8 +73,45 @@ describe('segments', () => {
       'definition.rules[2].operator',
       'definition.rules[3].rules[0].operator',
       'definition.rules[4].operator',
-      'definition.rules[5].type',
     ]);
+  });
+
+  it('engagement conditions count the human opens and clicks of the contact\'s messages, machine ones never', async () => {
+    const { apiKey, workspaceId } = await createWorkspace(api.db);
+    const call = api.as(apiKey);
+    const contact = async (address: string) =>
+      ((await call('POST', '/contacts', { identities: [{ channel: 'email', address }] })).body as { id: string }).id;
+    const [opener, twiceOpener, clicker, proxyOnly] = [await contact('o@example.com'), await contact('oo@example.com'), await contact('c@example.com'), await contact('p@example.com')];
+    const campaignId = randomUUID();
+    const events: Array<[string, string, string, string | undefined]> = [
+      [opener, 'open', 'human', undefined],
+      [twiceOpener, 'open', 'human', campaignId],
+      [twiceOpener, 'open', 'human', campaignId],
+      [clicker, 'click', 'human', undefined],
+      [proxyOnly, 'open', 'machine', undefined],
+      [proxyOnly, 'click', 'bot', undefined],
+    ];
+    for (const [contactId, type, classification, campaign] of events) {
+      const [messageId] = await queueMessages(api.db, workspaceId, { kind: campaign ? 'campaign' : 'transactional', count: 1, from: 'a@mail.example', campaignId: campaign });
+      await api.db.query('UPDATE messages SET contact_id = $2 WHERE id = $1', { bind: [messageId, contactId] });
+      await api.db.query('INSERT INTO message_events (id, workspace_id, message_id, type, classification) VALUES ($1, $2, $3, $4, $5)', {
+        bind: [randomUUID(), workspaceId, messageId, type, classification],
+      });
+    }
+    const matching = async (rule: object) => {
+      const preview = await call('POST', '/segments/preview', { definition: { operator: 'and', rules: [rule] } });
+      expect(preview.status).toBe(200);
+      return (preview.body as { count: number }).count;
+    };
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_least', count: 1 })).toBe(2);
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_least', count: 2 })).toBe(1);
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_least', count: 1, campaignId })).toBe(1);
+    expect(await matching({ type: 'engagement', action: 'clicked', operator: 'at_least', count: 1, withinDays: 7 })).toBe(1);
+    // Never opened by a person: the clicker and the contact whose only open was a privacy proxy's.
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_most', count: 0 })).toBe(2);
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_most', count: 1 })).toBe(3);
+    // Found by the contract suite: at_least 0 matches everyone, with a window and a campaign that bind nothing.
+    expect(await matching({ type: 'engagement', action: 'opened', operator: 'at_least', count: 0, withinDays: 1, campaignId })).toBe(4);
   });
 
   it('the preview counts and samples up to 5 with name and primary email', async () => {

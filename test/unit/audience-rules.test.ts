@@ -109,7 +109,7 @@ describe('the checks against the workspace', () => {
     expect(issuesOf([{ type: 'created', operator: 'between', value: ['2024-02-01', '2024-01-01'] }])).toHaveLength(1);
   });
 
-  it('tags and lists must exist in the workspace; engagement is not available yet', () => {
+  it('tags and lists must exist in the workspace; engagement conditions pass the checks', () => {
     const other = '33333333-3333-4333-8333-333333333333';
     expect(
       issuesOf([
@@ -118,7 +118,7 @@ describe('the checks against the workspace', () => {
         { type: 'list', operator: 'member', listId: other },
         { type: 'engagement', action: 'clicked', operator: 'at_least', count: 1 },
       ]).map((issue) => issue.path),
-    ).toEqual([['rules', 1, 'tagId'], ['rules', 2, 'listId'], ['rules', 3, 'type']]);
+    ).toEqual([['rules', 1, 'tagId'], ['rules', 2, 'listId']]);
   });
 
   it('referenced tags and lists are collected from the whole tree', () => {

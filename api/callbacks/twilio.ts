@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
 import { openSecret } from '../../core/secrets';
 import { twilioStatusEvent } from '../../core/twilio-status';
-import { findTwilioIntegration, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
+import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
@@ -49,9 +49,15 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     const { workspaceId, body } = await verified(req);
     const status = field(body, 'MessageStatus');
     const event = twilioStatusEvent(status);
-    if (event) {
-      const outcome = await recordTwilioStatus(deps.db, workspaceId, field(body, 'MessageSid'), status, event, new Date());
-      if (outcome === 'unknown-message') req.log.info({ workspaceId, messageSid: field(body, 'MessageSid'), status }, 'Twilio status for a message not known here: ignored');
+    const messageSid = field(body, 'MessageSid');
+    if (event && messageSid) {
+      const at = new Date();
+      const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at);
+      // Twilio can be quicker than the send's record of the SID: kept until the SID is known (expires after 7 days).
+      if (outcome === 'unknown-message') {
+        await parkTwilioStatus(deps.db, workspaceId, messageSid, status, at);
+        req.log.info({ workspaceId, messageSid, status }, 'Twilio status for a SID not recorded yet: parked');
+      }
     }
     res.status(200).end();
   });

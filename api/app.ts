@@ -25,6 +25,8 @@ import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
+import { messageRoutes } from './messages/routes';
+import { createMessageService } from './messages/service';
 import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
 import { createApiKeyService } from './api-keys/service';
@@ -202,7 +204,9 @@ export function createApp(deps: AppDeps): Express {
     },
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };
-  emailRoutes(table('Emails'), createSendService({ db, checks }), db);
+  const emailSends = createSendService({ db, checks });
+  emailRoutes(table('Emails'), emailSends, db);
+  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }), db);
   const campaignDeps: CampaignServiceDeps = {
     db,
     temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),

@@ -13,7 +13,30 @@ export const AttachmentRefSchema = z.object({
   contentId: z.string().optional(),
 });
 
+/**
+ * The next channel of a fallback chain, made ready at acceptance (so its checks answered then): the
+ * message row it becomes when the message before it fails for good (db/repositories/message-fallback.ts).
+ * Its attachments are the failed message's own, carried over.
+ */
+export const FallbackStepSchema = z.object({
+  channel: z.enum(['email', 'whatsapp', 'telegram']),
+  to: z.array(z.string()).min(1),
+  fromAddress: z.string().nullable(),
+  subject: z.string().nullable(),
+  templateId: z.string().nullable(),
+  content: z.record(z.string(), z.unknown()),
+});
+
+export type FallbackStep = z.infer<typeof FallbackStepSchema>;
+
+/** Every channel's content carries the rest of its fallback chain, and the message it is the fallback of. */
+const fallbackFields = {
+  fallback: z.array(FallbackStepSchema).default([]),
+  fallbackOf: z.string().optional(),
+};
+
 export const EmailContentSchema = z.object({
+  ...fallbackFields,
   html: z.string().optional(),
   text: z.string().optional(),
   /** The template version pinned at acceptance, so a later edit of the template cannot change the message. */
@@ -38,6 +61,7 @@ export type EmailContentInput = z.input<typeof EmailContentSchema>;
  * photos (Telegram).
  */
 const chatContentFields = {
+  ...fallbackFields,
   text: z.string().optional(),
   templateVersionId: z.string().optional(),
   variables: z.record(z.string(), z.unknown()).optional(),

@@ -38,6 +38,12 @@ interface Ready {
 
 export type Quota = { plan: Plan; period: UsagePeriod };
 
+/** What POST /messages adds to an email it accepts: the contact, and content (the rest of a fallback chain). */
+interface Extra {
+  contactId?: string | null;
+  content?: Record<string, unknown>;
+}
+
 /** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
 const DRAFT_LANES = 8;
 
@@ -119,7 +125,7 @@ export function createSendService({ db, checks }: SendServiceDeps) {
     principal: Sender,
     inputs: readonly SendEmailInput[],
     hashes: ReadonlyArray<string | undefined> = [],
-    contactIds: ReadonlyArray<string | null> = [],
+    extras: readonly Extra[] = [],
   ): Promise<SendOutcome[]> {
     const { workspaceId } = principal;
     const outcomes: SendOutcome[] = new Array(inputs.length);
@@ -157,7 +163,9 @@ export function createSendService({ db, checks }: SendServiceDeps) {
     for (const { index, draft } of drafts) {
       try {
         const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
-        ready.push({ index, draft, ...made, message: { ...made.message, contactId: contactIds[index] ?? null } });
+        const extra = extras[index] ?? {};
+        const message = { ...made.message, contactId: extra.contactId ?? null, content: { ...made.message.content, ...extra.content } };
+        ready.push({ index, draft, ...made, message });
       } catch (error) {
         await discardAttachments(draft);
         outcomes[index] = refusal(error);
@@ -170,7 +178,7 @@ export function createSendService({ db, checks }: SendServiceDeps) {
         principal,
         repeats.map((index) => inputs[index]),
         repeats.map((index) => hashes[index]),
-        repeats.map((index) => contactIds[index] ?? null),
+        repeats.map((index) => extras[index] ?? {}),
       );
       repeats.forEach((index, position) => (outcomes[index] = settled[position]));
     }
@@ -195,8 +203,8 @@ export function createSendService({ db, checks }: SendServiceDeps) {
      * An email of POST /messages: the same acceptance, alone, with the hash of the /messages body as the
      * key's request hash, so a repeat of that body is told apart from a different one (bodyMismatch).
      */
-    async sendWithHash(principal: Sender, input: SendEmailInput, hash: string, contactId: string | null = null): Promise<SendOutcome> {
-      return (await acceptMany(principal, [input], [hash], [contactId]))[0];
+    async sendWithHash(principal: Sender, input: SendEmailInput, hash: string, extra: Extra = {}): Promise<SendOutcome> {
+      return (await acceptMany(principal, [input], [hash], [extra]))[0];
     },
 
     /** Items that failed the schema are answered as they are; the rest are accepted together. */

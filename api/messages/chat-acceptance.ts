@@ -43,11 +43,18 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
     if (!ready) throw fieldError('channel', `The workspace has no ${channel} integration (${route})`);
   }
 
-  /** The checks of the send's own content; returns the stored content (attachments not yet stored). */
-  async function content(workspaceId: string, channel: ChatChannelName, to: string, input: SendMessageInput) {
+  /**
+   * The checks of a chat send that need nothing stored: the recipient, the integration, the template, the
+   * text's length, and (for the first channel) WhatsApp's 24-hour window. Returns the content to store.
+   */
+  async function draftChat(workspaceId: string, channel: ChatChannelName, given: string, input: SendMessageInput, options: { window: boolean }) {
+    const normalised = NORMALISE[channel](given);
+    if (!normalised.ok) throw fieldError('to', normalised.reason);
+    const to = normalised.address;
+    await integrationReady(workspaceId, channel);
     const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
     if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
-    if (channel === 'telegram' && input.contentSid) throw fieldError('contentSid', 'Only for whatsapp');
+    if (channel === 'telegram' && input.contentSid && options.window) throw fieldError('contentSid', 'Only for whatsapp');
     const text = input.text ?? (input.html !== undefined ? htmlToPlainText(input.html) : undefined);
     const hasContent = text || template || input.contentSid || input.attachments?.length;
     if (!hasContent) throw fieldError('text', 'Give text, html, templateId, attachments or (whatsapp) contentSid');
@@ -56,35 +63,30 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
       throw fieldError('attachments', `At most ${CHAT_LIMITS[channel].attachments} on ${channel}`);
     }
     // WhatsApp delivers free-form messages only within 24 hours of the customer's last message; outside,
-    // only an approved content template. Refused here rather than accepted to fail later.
-    if (channel === 'whatsapp' && !input.contentSid && !(await insideServiceWindow(db, workspaceId, to, now()))) {
+    // only an approved content template. Refused here rather than accepted to fail later. (A fallback
+    // step is checked when it is sent: the customer may write meanwhile.)
+    if (options.window && channel === 'whatsapp' && !input.contentSid && !(await insideServiceWindow(db, workspaceId, to, now()))) {
       throw fieldError('contentSid', 'Required: the customer has not written within the last 24 hours, so WhatsApp only takes an approved content template');
     }
-    return {
-      template,
-      stored: {
-        text,
-        templateVersionId: template?.versionId,
-        variables: input.variables,
-        contentSid: input.contentSid,
-        contentVariables: input.contentVariables,
-      },
+    const stored: ChatContentInput = {
+      text,
+      templateVersionId: template?.versionId,
+      variables: input.variables,
+      ...(channel === 'whatsapp' && { contentSid: input.contentSid, contentVariables: input.contentVariables }),
     };
+    return { to, template, stored };
   }
 
-  return async function acceptChat(
+  async function acceptChat(
     principal: Sender,
     channel: ChatChannelName,
     target: { to: string; contactId: string | null },
     input: SendMessageInput,
     hash: string,
+    extraContent: Record<string, unknown> = {},
   ): Promise<SendOutcome> {
     const { workspaceId } = principal;
-    const normalised = NORMALISE[channel](target.to);
-    if (!normalised.ok) throw fieldError('to', normalised.reason);
-    const to = normalised.address;
-    await integrationReady(workspaceId, channel);
-    const { template, stored } = await content(workspaceId, channel, to, input);
+    const { to, template, stored } = await draftChat(workspaceId, channel, target.to, input, { window: true });
     const attachments: AcceptedAttachments | null = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
     const discard = () => attachments?.discard().catch(() => undefined);
     try {
@@ -112,7 +114,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
         cc: [],
         bcc: [],
         subject: null,
-        content: { ...stored, attachments: attachments?.refs ?? [] } satisfies ChatContentInput,
+        content: { ...stored, ...extraContent, attachments: attachments?.refs ?? [] },
         templateId: template?.id ?? null,
         contactId: target.contactId,
         quotaUnits: 1,
@@ -129,5 +131,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
       if (!existing) throw error;
       return { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash };
     }
-  };
+  }
+
+  return { acceptChat, draftChat };
 }

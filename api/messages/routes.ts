@@ -2,6 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { messageClickedLinks } from '../../db/repositories/link-stats';
 import { listMessageEvents } from '../../db/repositories/message-events';
+import { findFallbackMessageId } from '../../db/repositories/message-fallback';
 import { findMessage } from '../../db/repositories/messages';
 import { MessageStatusSchema } from '../emails/schemas';
 import { messageStatusView } from '../emails/views';
@@ -43,11 +44,13 @@ export function messageRoutes(routes: RouteTable, messages: MessageService, db: 
     handle: async ({ principal, params }) => {
       const message = await findMessage(db, principal.workspaceId, params.id);
       if (!message) throw AppError.notFound('Message');
-      const [events, clicked] = await Promise.all([
+      const [events, clicked, fallbackMessageId] = await Promise.all([
         listMessageEvents(db, principal.workspaceId, message.id),
         messageClickedLinks(db, principal.workspaceId, message.id),
+        findFallbackMessageId(db, principal.workspaceId, message.id),
       ]);
-      return ok(messageStatusView(message, events, clicked));
+      const fallbackOf = typeof message.content.fallbackOf === 'string' ? message.content.fallbackOf : null;
+      return ok({ ...messageStatusView(message, events, clicked), fallbackOf, fallbackMessageId });
     },
   });
 }

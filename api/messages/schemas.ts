@@ -37,6 +37,20 @@ export const SendMessageBody = z
       .describe('whatsapp: an approved Twilio content template, sendable outside the 24-hour window'),
     contentVariables: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), z.string().max(1024)).optional().describe('whatsapp: the content template\'s variables ({"1": "Ann"})'),
     idempotencyKey: z.string().min(8).max(255),
+    fallbackChain: z
+      .array(
+        z.union([
+          z.enum(CHANNELS),
+          z.object({
+            channel: z.enum(CHANNELS),
+            to: z.string().min(1).max(MAX_MAILBOX_CHARS).optional().describe('Else the contact\'s primary verified identity on that channel'),
+          }),
+        ]),
+      )
+      .min(1)
+      .max(2)
+      .optional()
+      .describe('Channels to try in order when the send fails for good or is undeliverable; each a channel name or { channel, to }'),
     disableTracking: z.boolean().default(false).describe('email only'),
     disableUtm: z.boolean().default(false).describe('email only'),
   })

@@ -7,6 +7,7 @@ import type { SendChecks } from '../emails/draft';
 import type { SendEmailInput } from '../emails/schemas';
 import type { Sender, SendOutcome, SendService } from '../emails/service';
 import { createChatAcceptance } from './chat-acceptance';
+import { planFallback } from './fallback';
 import type { SendMessageInput } from './schemas';
 import { resolveTarget } from './target';
 
@@ -19,13 +20,12 @@ export interface MessageServiceDeps {
 
 export type MessageOutcome = SendOutcome & { channel?: string };
 
-const CHAT_ONLY = ['contentSid', 'contentVariables'] as const;
 
-/** The /messages body as the POST /emails input it stands for, once its address is known. */
-function emailInputOf(input: SendMessageInput, to: string): SendEmailInput {
-  for (const field of CHAT_ONLY) {
-    if (input[field] !== undefined) throw AppError.validation({ formErrors: [], fieldErrors: { [field]: ['Only for whatsapp'] } });
-  }
+/**
+ * The /messages body as the POST /emails input it stands for, once its address is known. WhatsApp's
+ * contentSid and the fallback chain are not email's to read (a chain may go on to WhatsApp).
+ */
+export function emailInputOf(input: SendMessageInput, to: string): SendEmailInput {
   if (!input.from) throw AppError.validation({ formErrors: [], fieldErrors: { from: ['Required on the email channel'] } });
   if (input.html === undefined && input.text === undefined && input.templateId === undefined) {
     throw AppError.validation({ formErrors: [], fieldErrors: { html: ['Give html, text or templateId'] } });
@@ -54,16 +54,17 @@ function emailInputOf(input: SendMessageInput, to: string): SendEmailInput {
  * email's own for email, the chat acceptance for WhatsApp and Telegram.
  */
 export function createMessageService({ db, checks, emails }: MessageServiceDeps) {
-  const acceptChat = createChatAcceptance({ db, checks });
+  const { acceptChat, draftChat } = createChatAcceptance({ db, checks });
   return {
     async send(principal: Sender, input: SendMessageInput): Promise<MessageOutcome> {
       const hash = requestHash(input);
       const existing = await findAcceptedKey(db, principal.workspaceId, input.idempotencyKey);
       if (existing) return { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash };
       const target = await resolveTarget(db, principal.workspaceId, input);
+      const fallback = await planFallback({ db, checks, draftChat, emailInputOf }, principal.workspaceId, input, target, hash);
       const outcome = isChatChannel(target.channel)
-        ? await acceptChat(principal, target.channel, target, input, hash)
-        : await emails.sendWithHash(principal, emailInputOf(input, target.to), hash, target.contactId);
+        ? await acceptChat(principal, target.channel, target, input, hash, { fallback })
+        : await emails.sendWithHash(principal, emailInputOf(input, target.to), hash, { contactId: target.contactId, content: { fallback } });
       return outcome.status === 'accepted' ? { ...outcome, channel: target.channel } : outcome;
     },
   };

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { startFallback } from './message-fallback';
 import { insertMessageEvent } from './message-events';
 import type { DroppedRecipient } from './messages';
 
@@ -155,6 +156,8 @@ export async function failMessage(
     if (!moved[0]) return false;
     await releaseUnits(db, workspaceId, moved[0].quota_period, moved[0].quota_units, transaction);
     await insertMessageEvent(db, workspaceId, messageId, { type: 'failed', reason, data }, transaction);
+    // With a fallback chain, the next channel's message is written with the failure, in one transaction.
+    await startFallback(db, workspaceId, messageId, reason, transaction);
     return true;
   };
   return outer ? work(outer) : db.transaction(work);

@@ -1,6 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { type TwilioStatusEvent, twilioStatusEvent } from '../../core/twilio-status';
 import { insertMessageEvent, touchEngagement } from './message-events';
+import { startFallback } from './message-fallback';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
 
 /** A workspace's Twilio account, its auth token still sealed (core/secrets.ts). */
@@ -120,7 +121,9 @@ export async function recordTwilioStatus(
     );
     if (!stored) return 'duplicate';
     const move = MOVES[event.type];
-    if (move) await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction);
+    const moved = move ? await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction) : false;
+    // Undeliverable after Twilio took it (a number not on WhatsApp, an expired window): the next channel.
+    if (moved && move?.to === 'failed') await startFallback(db, workspaceId, messageId, `Twilio reported the message ${status}`, transaction);
     if (event.type === 'open') {
       await db.query('UPDATE messages SET opens_human = opens_human + 1 WHERE workspace_id = $1 AND id = $2', {
         bind: [workspaceId, messageId],

@@ -33,6 +33,8 @@ import { createApiKeyService } from './api-keys/service';
 import { attachmentRoutes } from './attachments/routes';
 import { createAttachmentService } from './attachments/service';
 import { contactRoutes } from './contacts/routes';
+import { telegramLink } from './contacts/telegram-link';
+import { telegramLinkTokens } from '../core/telegram-link-token';
 import { createContactService } from './contacts/service';
 import { customFieldRoutes } from './custom-fields/routes';
 import { createCustomFieldService } from './custom-fields/service';
@@ -155,7 +157,8 @@ export function createApp(deps: AppDeps): Express {
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db);
-  contactRoutes(table('Contacts'), createContactService(db));
+  const linkTokens = telegramLinkTokens(masterKey);
+  contactRoutes(table('Contacts'), createContactService(db), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));
   listRoutes(table('Lists'), createListService(db));
   customFieldRoutes(table('Custom fields'), createCustomFieldService(db));

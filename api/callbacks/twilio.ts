@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
 import { openSecret } from '../../core/secrets';
 import { twilioStatusEvent } from '../../core/twilio-status';
+import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
 
 export interface TwilioCallbackDeps {
@@ -65,7 +66,19 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
   app.post('/callbacks/twilio/:workspaceId/inbound', form, async (req, res) => {
     const { workspaceId, body } = await verified(req);
     const phone = parseE164(field(body, 'From').replace(/^whatsapp:/, ''));
-    if (phone) await recordInbound(deps.db, workspaceId, phone, new Date());
+    if (phone) {
+      await recordInbound(deps.db, workspaceId, phone, new Date());
+      await insertPlatformEvent(deps.db, workspaceId, {
+        type: 'message.received',
+        data: {
+          channel: 'whatsapp',
+          from: phone,
+          text: field(body, 'Body') || null,
+          media: Number(field(body, 'NumMedia')) || 0,
+          providerMessageId: field(body, 'MessageSid') || null,
+        },
+      });
+    }
     res.status(200).type('text/xml').send(EMPTY_TWIML);
   });
 }

@@ -205,4 +205,25 @@ describe('POST /messages and GET /messages/:id across channels', () => {
     expect(await call('POST', '/messages', { to: chat, text: 'x', idempotencyKey: key() })).toMatchObject({ status: 422, body: { error: { fieldErrors: { channel: [expect.any(String)] } } } });
     expect((await call('POST', '/messages', { contactId: randomUUID(), text: 'x', idempotencyKey: key() })).status).toBe(404);
   });
+  it('templates on chat channels: the channel\'s channelText override is the text; without one, the plain text derived from the HTML', async () => {
+    const { call } = await workspace();
+    const name = `order-${randomUUID().slice(0, 8)}`;
+    const created = await call('POST', '/templates', {
+      name, channels: ['email', 'telegram'], format: 'html', subject: 'Order {{ number }}',
+      body: '<p>Order <b>{{ number }}</b> shipped</p>', channelText: { telegram: 'Telegram: order {{ number }} is on its way' },
+    });
+    expect(created.status).toBe(201);
+    const plain = await call('POST', '/templates', { name: `${name}-plain`, channels: ['email', 'telegram'], format: 'html', subject: 'S', body: '<p>Order <b>{{ number }}</b> shipped</p>' });
+    expect(plain.status).toBe(201);
+    const overridden = chatId();
+    const derived = chatId();
+    for (const [to, templateId] of [[overridden, name], [derived, `${name}-plain`]]) {
+      const accepted = await call('POST', '/messages', { channel: 'telegram', to, templateId, variables: { number: 42 }, idempotencyKey: key() });
+      expect(accepted.status).toBe(202);
+      await statusOf(call, (accepted.body as { id: string }).id, ['sent']);
+    }
+    const textTo = (chat: string) => telegram.requests.filter((request) => String(request.params.chat_id) === chat).map((request) => request.params.text);
+    expect(textTo(overridden)).toEqual(['Telegram: order 42 is on its way']);
+    expect(textTo(derived)).toEqual(['Order 42 shipped']);
+  });
 });

@@ -40,6 +40,8 @@ export function telegramLinkTokens(masterKey: Buffer): TelegramLinkTokens {
     read(workspaceId, token, now) {
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
       const bytes = Buffer.from(token, 'base64url');
+      // Only the canonical spelling: 50 base64url characters carry 4 bits more than 37 bytes, which decoding ignores.
+      if (bytes.toString('base64url') !== token) return null;
       if (bytes.length !== PAYLOAD_BYTES + MAC_BYTES || bytes.readUInt8(0) !== VERSION) return null;
       const payload = bytes.subarray(0, PAYLOAD_BYTES);
       if (!timingSafeEqual(mac(workspaceId, payload), bytes.subarray(PAYLOAD_BYTES))) return null;

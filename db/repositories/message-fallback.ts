@@ -32,7 +32,11 @@ export async function startFallback(db: Sequelize, workspaceId: string, messageI
   const [next, ...rest] = steps.data;
   const period = usagePeriodAt(new Date());
   if ((await reserveQuota(db, workspaceId, PLANS[failed.plan], period, 1, transaction)) === null) {
-    await insertMessageEvent(db, workspaceId, messageId, { type: 'fallback', reason: 'quota_exceeded: the plan\'s monthly quota is spent', data: { channel: next.channel } }, transaction);
+    await insertMessageEvent(
+      db, workspaceId, messageId,
+      { type: 'fallback', reason: 'quota_exceeded: the plan\'s monthly quota is spent', data: { channel: next.channel }, at: new Date() },
+      transaction,
+    );
     return null;
   }
   const id = randomUUID();
@@ -48,8 +52,10 @@ export async function startFallback(db: Sequelize, workspaceId: string, messageI
       transaction,
     },
   );
-  await insertMessageEvent(db, workspaceId, messageId, { type: 'fallback', reason, data: { messageId: id, channel: next.channel } }, transaction);
-  await insertMessageEvent(db, workspaceId, id, { type: 'fallback', reason, data: { fallbackOf: messageId, channel: failed.channel } }, transaction);
+  // Stamped now, not at the transaction's start as the failure is: the timeline shows the failure first.
+  const at = new Date();
+  await insertMessageEvent(db, workspaceId, messageId, { type: 'fallback', reason, data: { messageId: id, channel: next.channel }, at }, transaction);
+  await insertMessageEvent(db, workspaceId, id, { type: 'fallback', reason, data: { fallbackOf: messageId, channel: failed.channel }, at }, transaction);
   return id;
 }
 

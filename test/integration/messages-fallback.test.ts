@@ -106,4 +106,32 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
     expect(await call('POST', '/messages', { ...base, fallbackChain: ['telegram'], idempotencyKey: key() }))
       .toMatchObject({ status: 422, body: { error: { fieldErrors: { fallbackChain: [expect.stringMatching(/No address/)] } } } });
   });
+  it('the quota spent when the fallback is due → no next message; the failed one\'s fallback event says quota_exceeded', async () => {
+    const created = await createWorkspace(stack.api.db, { plan: 'free' });
+    const call = stack.api.as(created.apiKey);
+    const domain = await stack.verifiedDomain(created.workspaceId);
+    await connectTwilio(stack.api, twilio, created.apiKey);
+    const customer = newCustomerNumber();
+    twilio.refuse(`whatsapp:${customer}`, 'invalid-number');
+    await stack.stopDispatcher();
+    let id: string;
+    try {
+      const accepted = await call('POST', '/messages', {
+        channel: 'whatsapp', to: customer, contentSid: CONTENT_SID, from: `hi@${domain}`, subject: 'S', text: 'x',
+        fallbackChain: [{ channel: 'email', to: 'quota@example.org' }], idempotencyKey: key(),
+      });
+      expect(accepted.status).toBe(202);
+      id = (accepted.body as { id: string }).id;
+      // One over the limit: the failure gives its unit back, and the fallback still finds none.
+      await stack.api.db.query('UPDATE usage_counters SET used = 3001 WHERE workspace_id = $1', { bind: [created.workspaceId] });
+    } finally {
+      stack.startDispatcher();
+    }
+    const failed = await shown(call, id, ['failed']);
+    expect(failed).toMatchObject({ fallbackMessageId: null });
+    expect((failed.events as Body[]).map((event) => [event.type, event.reason])).toEqual([
+      ['failed', expect.stringMatching(/21211/)],
+      ['fallback', expect.stringMatching(/^quota_exceeded/)],
+    ]);
+  });
 });

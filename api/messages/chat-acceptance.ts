@@ -54,7 +54,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
     await integrationReady(workspaceId, channel);
     const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
     if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
-    if (channel === 'telegram' && input.contentSid && options.window) throw fieldError('contentSid', 'Only for whatsapp');
+    if (channel === 'telegram' && input.contentSid && !input.fallbackChain?.length) throw fieldError('contentSid', 'Only for whatsapp');
     const text = input.text ?? (input.html !== undefined ? htmlToPlainText(input.html) : undefined);
     const hasContent = text || template || input.contentSid || input.attachments?.length;
     if (!hasContent) throw fieldError('text', 'Give text, html, templateId, attachments or (whatsapp) contentSid');
@@ -86,7 +86,9 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
     extraContent: Record<string, unknown> = {},
   ): Promise<SendOutcome> {
     const { workspaceId } = principal;
-    const { to, template, stored } = await draftChat(workspaceId, channel, target.to, input, { window: true });
+    // With a fallback chain, a customer outside WhatsApp's window is reached on the next channel: the send
+    // is accepted, fails at delivery for the window, and falls back (docs/messages.md).
+    const { to, template, stored } = await draftChat(workspaceId, channel, target.to, input, { window: !input.fallbackChain?.length });
     const attachments: AcceptedAttachments | null = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
     const discard = () => attachments?.discard().catch(() => undefined);
     try {

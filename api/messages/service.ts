@@ -20,7 +20,6 @@ export interface MessageServiceDeps {
 
 export type MessageOutcome = SendOutcome & { channel?: string };
 
-
 /**
  * The /messages body as the POST /emails input it stands for, once its address is known. WhatsApp's
  * contentSid and the fallback chain are not email's to read (a chain may go on to WhatsApp).

@@ -134,4 +134,17 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
       ['fallback', expect.stringMatching(/^quota_exceeded/)],
     ]);
   });
+  it('WhatsApp free-form text to a customer outside the 24-hour window, with a chain → accepted, fails for the window at delivery, and goes by email', async () => {
+    const { call, domain } = await workspace();
+    const stranger = newCustomerNumber();
+    const address = `window-${randomUUID()}@example.org`;
+    const accepted = await call('POST', '/messages', {
+      channel: 'whatsapp', to: stranger, from: `hi@${domain}`, subject: 'Hello', text: 'We have news', fallbackChain: [{ channel: 'email', to: address }], idempotencyKey: key(),
+    });
+    expect(accepted).toMatchObject({ status: 202, body: { channel: 'whatsapp' } });
+    const failed = await shown(call, (accepted.body as { id: string }).id, ['failed']);
+    expect((failed.events as Body[])[0]).toMatchObject({ type: 'failed', reason: expect.stringMatching(/24 hours/) });
+    expect(await shown(call, failed.fallbackMessageId as string, ['sent'])).toMatchObject({ channel: 'email', to: address });
+    expect(twilio.sends().filter((request) => request.params.To === `whatsapp:${stranger}`)).toEqual([]);
+  });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
 import { periodKey, usagePeriodAt } from '../../core/plans';
 import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
@@ -225,5 +226,13 @@ describe('POST /messages and GET /messages/:id across channels', () => {
     const textTo = (chat: string) => telegram.requests.filter((request) => String(request.params.chat_id) === chat).map((request) => request.params.text);
     expect(textTo(overridden)).toEqual(['Telegram: order 42 is on its way']);
     expect(textTo(derived)).toEqual(['Order 42 shipped']);
+  });
+  it('a customer\'s WhatsApp message (signed inbound callback) → a message.received platform event with the number and text', async () => {
+    const { workspaceId, customer } = await workspace();
+    const events = await stack.api.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM platform_events WHERE workspace_id = $1', {
+      bind: [workspaceId],
+      type: QueryTypes.SELECT,
+    });
+    expect(events).toEqual([{ type: 'message.received', data: expect.objectContaining({ channel: 'whatsapp', from: customer, text: 'Hi' }) }]);
   });
 });

@@ -12,7 +12,8 @@ import {
   renewDeliveryClaims,
   type SentReceipt,
 } from '../db/repositories/message-delivery';
-import { findMessagesToSend, type Message, type RenderedEmail, saveRendered } from '../db/repositories/messages';
+import { findMessagesToSend, type Message, type RenderedMessage, saveRendered } from '../db/repositories/messages';
+import type { PaceLimit } from '../db/send-pacer';
 import { PermanentSendError, type SendReceipt } from './channels/email-channel';
 import { isTransientDatabaseError } from '../db/sequelize';
 import { untilItHolds } from './database-errors';
@@ -21,28 +22,33 @@ import type { SendObserver } from './send-observer';
 /** A message made ready for its provider: one call sends it; `data` goes on the `sent` event. */
 export interface Prepared {
   send: () => Promise<SendReceipt>;
+  /**
+   * The rates its provider call must keep, reserved together for one turn (email: the provider's rate;
+   * Telegram: the bot's 30/s and the chat's 1/s; WhatsApp: the sender's rate at Twilio).
+   */
+  limits: PaceLimit[];
   data?: Record<string, unknown>;
 }
 
 /**
- * One channel on the delivery path (email today; WhatsApp and Telegram with their issue), picked from the
- * message's channel: how its content renders, and how a rendered message becomes one provider call, or
+ * One channel on the delivery path (email, WhatsApp, Telegram), picked from the message's channel and wired
+ * with its provider at worker start: how its content renders, and how a rendered message becomes one provider call, or
  * nothing (null) when the channel ended the message itself (every recipient suppressed meanwhile).
  */
 export interface ChannelDelivery {
   readonly provider: string;
   /** Whether the provider sends notifications (SES over SNS): only then can some be parked for a message. */
   readonly callsBack: boolean;
-  render: (message: Message) => Promise<RenderedEmail>;
-  prepare: (message: Message, rendered: RenderedEmail) => Promise<Prepared | null>;
+  render: (message: Message) => Promise<RenderedMessage>;
+  prepare: (message: Message, rendered: RenderedMessage) => Promise<Prepared | null>;
 }
 
 export interface DeliveryDeps {
   db: Sequelize;
   channels: Readonly<Record<string, ChannelDelivery>>;
   observer: SendObserver;
-  /** Waits for the message's turn under its provider's rate (shared by every worker). */
-  pace: (message: Message) => Promise<void>;
+  /** Waits for one turn under every one of these rates (shared by every worker through Redis). */
+  pace: (limits: readonly PaceLimit[]) => Promise<void>;
   /** Messages of a bulk batch taken through each stage together (`bulkChunkSize` of the provider's rate). */
   bulkChunk: number;
   /** Records provider notifications that arrived before the provider id was (SES can be that quick). */
@@ -140,11 +146,11 @@ interface Ready {
  */
 function deliverySteps(db: Sequelize, claimLeaseMs: number) {
   const options = { maxBatch: 100, maxInFlight: 4 };
-  const reads = createGroupBatcher<string, { message: Message; rendered: RenderedEmail | null } | null>(async (workspaceId, ids) => {
+  const reads = createGroupBatcher<string, { message: Message; rendered: RenderedMessage | null } | null>(async (workspaceId, ids) => {
     const found = await findMessagesToSend(db, workspaceId, ids);
     return ids.map((id) => found.get(id) ?? null);
   }, options);
-  const renders = createGroupBatcher<{ messageId: string; rendered: RenderedEmail }, void>(async (workspaceId, items) => {
+  const renders = createGroupBatcher<{ messageId: string; rendered: RenderedMessage }, void>(async (workspaceId, items) => {
     await saveRendered(db, workspaceId, items);
     return [];
   }, options);
@@ -158,7 +164,7 @@ function deliverySteps(db: Sequelize, claimLeaseMs: number) {
   }, options);
   return {
     read: (workspaceId: string, messageId: string) => reads.submit(workspaceId, messageId),
-    saveRender: (workspaceId: string, messageId: string, rendered: RenderedEmail) => renders.submit(workspaceId, { messageId, rendered }),
+    saveRender: (workspaceId: string, messageId: string, rendered: RenderedMessage) => renders.submit(workspaceId, { messageId, rendered }),
     claim: (workspaceId: string, messageId: string, claim: string) => claims.submit(workspaceId, { messageId, claim }),
     recordSent: (workspaceId: string, receipt: SentReceipt) => records.submit(workspaceId, receipt),
   };
@@ -180,9 +186,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
    * unreachable database is worth another attempt; every other failure is the message's own (its template,
    * its variables, its render budget) and fails it for good.
    */
-  async function renderedOf(message: Message, stored: RenderedEmail | null): Promise<RenderedEmail> {
+  async function renderedOf(message: Message, stored: RenderedMessage | null): Promise<RenderedMessage> {
     if (stored) return stored;
-    let rendered: RenderedEmail;
+    let rendered: RenderedMessage;
     try {
       rendered = await channelOf(message).render(message);
     } catch (error) {
@@ -244,7 +250,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       try {
         // The turn under the provider's rate, taken last so the provider sees the pacer's spacing, not the
         // database's jitter (a claim held while waiting is renewed like any other).
-        await deps.pace(message);
+        await deps.pace(prepared.limits);
         receipt = await prepared.send();
       } catch (error) {
         // No turn, or the provider answered with an error: taken as not sent, so the next attempt need not

@@ -2,11 +2,12 @@ import type { Sequelize } from 'sequelize';
 import { createGroupBatcher } from '../core/group-batcher';
 import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
 import { isMarketing, listUnsubscribeHeaders } from '../core/list-unsubscribe';
-import { emailContentOf } from '../core/message-content';
 import type { SuppressionReason } from '../core/suppressions';
 import type { UnsubscribeClaims } from '../core/unsubscribe-token';
 import { dropRecipients, failMessage } from '../db/repositories/message-delivery';
-import type { Message, RenderedEmail } from '../db/repositories/messages';
+import { emailContentOf, isRenderedChat } from '../core/message-content';
+import type { Message, RenderedEmail, RenderedMessage } from '../db/repositories/messages';
+import type { PaceLimit } from '../db/send-pacer';
 import { findSuppressed } from '../db/repositories/suppressions';
 import type { MissingAttachment } from '../services/attachment-sources';
 import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError } from './channels/email-channel';
@@ -26,6 +27,8 @@ export interface EmailDeliveryDeps {
   /** The public one-click unsubscribe URL for a recipient of a message (signed token under PUBLIC_BASE_URL). */
   unsubscribeUrl: (claims: UnsubscribeClaims) => string;
   observer: SendObserver;
+  /** The provider's rate (activities/pacing.ts). */
+  limits: PaceLimit[];
 }
 
 function mailboxes(addresses: readonly string[]): Mailbox[] {
@@ -110,14 +113,16 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
     callsBack: deps.channel.callsBack,
     render: deps.render,
 
-    async prepare(found: Message, rendered: RenderedEmail): Promise<Prepared | null> {
+    async prepare(found: Message, stored: RenderedMessage): Promise<Prepared | null> {
+      if (isRenderedChat(stored)) throw new PermanentSendError(`an email message holds a ${stored.channel} render`);
+      const rendered: RenderedEmail = stored;
       const message = await withoutSuppressed(found);
       if (!message) return null;
       const { attachments, missing } = await deps.loadAttachments(message);
       const email = await outboundEmail(message, rendered, attachments);
       const raw = await deps.sign(message.workspaceId, email.from.address, await buildMime(email));
       // Files deleted since acceptance went out without (the spec); the sent event says which.
-      return { send: () => deps.channel.send(email, raw), data: missing.length ? { missingAttachments: missing } : undefined };
+      return { send: () => deps.channel.send(email, raw), limits: deps.limits, data: missing.length ? { missingAttachments: missing } : undefined };
     },
   };
 }

@@ -14,6 +14,9 @@ import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-st
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
+import { createAttachmentFiles } from '../services/attachment-files';
+import { botApi } from '../services/telegram-bot-api';
+import { findAttachments } from '../db/repositories/attachments';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
@@ -26,7 +29,12 @@ import { createDomainActivities, domainActivityDeps } from './domains';
 import { bulkChunkSize, createDeliveryActivities, type DeliveryTiming } from './delivery';
 import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
-import { createEmailPacing } from './pacing';
+import { createPacing, emailPaceLimits } from './pacing';
+import { createChatRenderer } from './chat-render';
+import { createTelegramChannel } from './channels/telegram-channel';
+import { createWhatsAppChannel } from './channels/whatsapp-channel';
+import { createTelegramDelivery } from './telegram-delivery';
+import { createWhatsAppDelivery } from './whatsapp-delivery';
 import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
 import { createProviderEventActivities, emailSuppress } from './provider-events';
@@ -69,10 +77,13 @@ export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients
 /** Every activity, built from its dependencies so tests can pass their own. */
 export function createActivities(deps: ActivityDeps) {
   const { db, config } = deps;
-  const pacing = createEmailPacing(config, deps.redis);
+  const pacing = createPacing(config, deps.redis);
   const observer = createSendObserver(deps.logger ?? pino({ level: config.LOG_LEVEL }), deps.metrics);
   const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
-  const sources = createAttachmentSources({ db, blobs: deps.blobs ?? createBlobStore(blobStoreOptions(config)) });
+  const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
+  const sources = createAttachmentSources({ db, blobs });
+  const files = createAttachmentFiles({ db, blobs });
+  const templateRenderer = deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config));
   // One SES client per region for the process, shared by sending and domain registration; made on first use.
   const sesClients = createSesClients();
   const masterKey = parseMasterKey(config.MASTER_KEY);
@@ -101,7 +112,8 @@ export function createActivities(deps: ActivityDeps) {
           db,
           observer,
           channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
-          render: createEmailRenderer(db, deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config)), {
+          limits: emailPaceLimits(config),
+          render: createEmailRenderer(db, templateRenderer, {
             baseUrl: config.PUBLIC_BASE_URL,
             key: trackingKey(masterKey),
           }),
@@ -115,6 +127,31 @@ export function createActivities(deps: ActivityDeps) {
             return { attachments: attachments.map(({ filename, contentType, content, contentId }) => ({ filename, contentType, content, contentId })), missing };
           },
           ...deps.email,
+        }),
+        whatsapp: createWhatsAppDelivery({
+          db,
+          observer,
+          channel: createWhatsAppChannel({ db, masterKey, apiUrl: config.TWILIO_API_URL, publicBaseUrl: config.PUBLIC_BASE_URL }),
+          render: createChatRenderer(db, templateRenderer, 'whatsapp'),
+          ratePerSecond: config.WHATSAPP_RATE_PER_SECOND,
+          // Twilio fetches media itself: signed download URLs of the stored files (valid 15 minutes).
+          mediaUrls: async (workspaceId, refs) => {
+            if (refs.length === 0) return [];
+            const found = await findAttachments(db, workspaceId, refs.map((ref) => ref.id));
+            return Promise.all(found.filter((attachment) => attachment.status === 'ready').map((attachment) => files.downloadUrl(attachment)));
+          },
+        }),
+        telegram: createTelegramDelivery({
+          db,
+          observer,
+          channel: createTelegramChannel({ masterKey, botApi: (token) => botApi(config.TELEGRAM_API_URL, token) }),
+          render: createChatRenderer(db, templateRenderer, 'telegram'),
+          pace: pacing.pace,
+          loadAttachments: async (workspaceId, refs) => {
+            if (refs.length === 0) return { attachments: [], missing: [] };
+            const { attachments, missing } = await sources.load(workspaceId, refs);
+            return { attachments: attachments.map(({ filename, contentType, content }) => ({ filename, contentType, content })), missing };
+          },
         }),
       },
     }),

@@ -2,7 +2,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Redis } from 'ioredis';
 import type { Config } from '../core/config';
 import { createRedis, redisReady } from '../db/redis';
-import type { Message } from '../db/repositories/messages';
 import { type PaceLimit, SendPacer, SendPacerUnavailable } from '../db/send-pacer';
 
 /**
@@ -16,18 +15,37 @@ const LATENESS_MS = 50;
 /** The longest an attempt waits for its turn; past it the turn is not taken and Temporal retries later. */
 const MAX_WAIT_MS = 60_000;
 
+/** The email provider's rate, across every worker and workspace (`email:smtp`, `email:ses`). */
+export function emailPaceLimits(config: Pick<Config, 'EMAIL_PROVIDER' | 'SEND_RATE_PER_SECOND'>): PaceLimit[] {
+  return [{ key: `email:${config.EMAIL_PROVIDER}`, ratePerSecond: config.SEND_RATE_PER_SECOND }];
+}
+
+/** Telegram's flood limits: about 30 messages a second per bot, and one a second per chat. */
+export const TELEGRAM_BOT_RATE = 30;
+export const TELEGRAM_CHAT_RATE = 1;
+
+export function telegramPaceLimits(botId: number | string, chatId: string, botRate: number = TELEGRAM_BOT_RATE): PaceLimit[] {
+  return [
+    { key: `telegram:bot${botId}`, ratePerSecond: botRate },
+    { key: `telegram:bot${botId}:chat${chatId}`, ratePerSecond: TELEGRAM_CHAT_RATE },
+  ];
+}
+
+/** Twilio paces WhatsApp per sender number: each workspace's `whatsappFrom` at its own rate. */
+export function whatsAppPaceLimits(sender: string, ratePerSecond: number): PaceLimit[] {
+  return [{ key: `whatsapp:twilio:${sender}`, ratePerSecond }];
+}
+
 /**
  * Pacing of provider calls, shared by every worker through Redis (db/send-pacer.ts): each message waits
- * for its slot under its provider's rate right before it is claimed and sent, so the rate holds over any
- * window, across all workers, for single sends and batches alike. The limits are per channel and
- * provider (`email:smtp`, `email:ses`); Telegram's per-chat limit joins the same reservation later.
+ * for one turn under all the limits its channel names (prepared with the message) right before it is sent,
+ * so every rate holds over any window, across all workers, for single sends and batches alike.
  */
-export function createEmailPacing(config: Config, redis?: Redis): { pace: (message: Message) => Promise<void>; close: () => Promise<void> } {
+export function createPacing(config: Config, redis?: Redis): { pace: (limits: readonly PaceLimit[]) => Promise<void>; close: () => Promise<void> } {
   let client = redis;
   let pacer: SendPacer | null = null;
-  const limits: PaceLimit[] = [{ key: `email:${config.EMAIL_PROVIDER}`, ratePerSecond: config.SEND_RATE_PER_SECOND }];
   return {
-    async pace() {
+    async pace(limits) {
       if (!client) {
         client = createRedis(config.REDIS_URL);
         // The client fails fast while disconnected: give the first connection a moment.

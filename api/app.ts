@@ -25,12 +25,16 @@ import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
+import { messageRoutes } from './messages/routes';
+import { createMessageService } from './messages/service';
 import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
 import { createApiKeyService } from './api-keys/service';
 import { attachmentRoutes } from './attachments/routes';
 import { createAttachmentService } from './attachments/service';
 import { contactRoutes } from './contacts/routes';
+import { telegramLink } from './contacts/telegram-link';
+import { telegramLinkTokens } from '../core/telegram-link-token';
 import { createContactService } from './contacts/service';
 import { customFieldRoutes } from './custom-fields/routes';
 import { createCustomFieldService } from './custom-fields/service';
@@ -153,7 +157,8 @@ export function createApp(deps: AppDeps): Express {
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db);
-  contactRoutes(table('Contacts'), createContactService(db));
+  const linkTokens = telegramLinkTokens(masterKey);
+  contactRoutes(table('Contacts'), createContactService(db), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));
   listRoutes(table('Lists'), createListService(db));
   customFieldRoutes(table('Custom fields'), createCustomFieldService(db));
@@ -202,7 +207,9 @@ export function createApp(deps: AppDeps): Express {
     },
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };
-  emailRoutes(table('Emails'), createSendService({ db, checks }), db);
+  const emailSends = createSendService({ db, checks });
+  emailRoutes(table('Emails'), emailSends, db);
+  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }), db);
   const campaignDeps: CampaignServiceDeps = {
     db,
     temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),

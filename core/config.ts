@@ -37,6 +37,16 @@ export const configSchema = z.object({
   /** Provider sends per second across all workers, kept by the shared pacer (activities/pacing.ts). */
   SEND_RATE_PER_SECOND: z.coerce.number().positive().default(14),
   /**
+   * WhatsApp messages per second from one Twilio sender number (Twilio's default throughput is 80 MPS per
+   * WhatsApp sender); each workspace's sender is paced on its own. Also the whatsapp channel's dispatch rate.
+   */
+  WHATSAPP_RATE_PER_SECOND: z.coerce.number().positive().default(80),
+  /**
+   * Telegram messages per second per bot (Telegram's flood limit is about 30; each chat also gets at most 1
+   * per second, a limit Telegram sets and no setting changes). Also the telegram channel's dispatch rate.
+   */
+  TELEGRAM_RATE_PER_SECOND: z.coerce.number().positive().max(30).default(30),
+  /**
    * The delivery engine (docs/delivery.md): the worker's dispatcher hands Temporal only what the provider
    * can take within the lead time: SEND_RATE_PER_SECOND × SEND_LEAD_TIME_MS of transactional messages (at
    * least SEND_IN_FLIGHT_MIN, at most SEND_IN_FLIGHT_MAX: one workflow each), and SEND_RATE_PER_SECOND × BULK_LEAD_TIME_MS of bulk ones (at least one batch

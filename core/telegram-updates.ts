@@ -10,6 +10,12 @@ export interface InboundChat {
   firstName: string | null;
   title: string | null;
   at: Date;
+  /** The Bot API's id of the message within its chat. */
+  messageId: number;
+  /** The message's text (a caption for media), if it has one. */
+  text: string | null;
+  /** An edit of an earlier message rather than a new one. */
+  edited: boolean;
 }
 
 const Chat = z.object({
@@ -21,10 +27,14 @@ const Chat = z.object({
 });
 
 // Only what is read: Telegram adds fields to updates over time, and an unknown one must not drop the update.
-const MessageUpdate = z.object({
-  message: z.object({ chat: Chat, date: z.number().int().positive() }).optional(),
-  edited_message: z.object({ chat: Chat, date: z.number().int().positive() }).optional(),
+const Message = z.object({
+  chat: Chat,
+  date: z.number().int().positive(),
+  message_id: z.number().int().nonnegative().default(0),
+  text: z.string().max(8192).optional().catch(undefined),
+  caption: z.string().max(2048).optional().catch(undefined),
 });
+const MessageUpdate = z.object({ message: Message.optional(), edited_message: Message.optional() });
 
 /**
  * The chat of an update that carries a message from a person or group, or null for the other kinds
@@ -44,6 +54,9 @@ export function inboundChatOf(update: unknown): InboundChat | null {
     title: chat.title ?? null,
     // Telegram's `date` is Unix seconds.
     at: new Date(message.date * 1000),
+    messageId: message.message_id,
+    text: message.text ?? message.caption ?? null,
+    edited: !parsed.data.message,
   };
 }
 

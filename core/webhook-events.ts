@@ -1,8 +1,9 @@
 /**
  * The events a webhook can subscribe to (decisions: "Webhook event names"): email events are named
- * `email.<what happened>`, platform events `<resource>.<state>`. Which stored event becomes which of
- * them is decided where the events are stored, by the database (`webhook_event_name` in migration
- * 0011-webhooks, documented in docs/webhooks.md), so every code path that writes an event fans out alike.
+ * `email.<what happened>`, chat messages' (WhatsApp, Telegram) `message.<what happened>`, platform events
+ * `<resource>.<state>`. Which stored event becomes which of them is decided where the events are stored,
+ * by the database (`message_webhook_event_name` and `webhook_event_name`, migrations 0011 and 0019,
+ * documented in docs/webhooks.md), so every code path that writes an event fans out alike.
  */
 export const WEBHOOK_EVENTS = [
   'email.sent',
@@ -18,6 +19,12 @@ export const WEBHOOK_EVENTS = [
   'email.received',
   'domain.verified',
   'domain.failed',
+  // WhatsApp and Telegram messages: sent (the provider took it), delivered (Twilio), failed (for good).
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  // A customer's WhatsApp or Telegram message to the workspace.
+  'message.received',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -73,7 +73,8 @@ export function webhookBody(event: WebhookEvent, source: WebhookEventSource): We
     type: event,
     createdAt: source.createdAt.toISOString(),
     data: {
-      emailId: message.id,
+      // Chat messages are read at GET /messages/:id; email keeps the name its consumers already use.
+      ...(message.channel === 'email' ? { emailId: message.id } : { messageId: message.id }),
       kind: message.kind,
       channel: message.channel,
       from: message.from,

@@ -18,18 +18,24 @@ export interface DispatcherOptions {
   intervalMs: number;
 }
 
-/** The channels the engine delivers and what their providers take, from the configuration. */
+/**
+ * The channels the engine delivers and what their providers take, from the configuration. Each channel
+ * has its own bound and its own fair pick between workspaces, so a WhatsApp backlog never holds an email
+ * back. The chat channels' rates are one sender's (Twilio) or one bot's (Telegram): a conservative bound
+ * when several workspaces send at once, each at its own sender's rate.
+ */
 export function dispatcherChannels(config: Config): DispatcherOptions['channels'] {
+  const shared = {
+    leadTimeMs: config.SEND_LEAD_TIME_MS,
+    bulkLeadTimeMs: config.BULK_LEAD_TIME_MS,
+    batchSize: config.BULK_BATCH_SIZE,
+    minimum: config.SEND_IN_FLIGHT_MIN,
+    maximum: config.SEND_IN_FLIGHT_MAX,
+  };
   return [
-    {
-      channel: 'email',
-      ratePerSecond: config.SEND_RATE_PER_SECOND,
-      leadTimeMs: config.SEND_LEAD_TIME_MS,
-      bulkLeadTimeMs: config.BULK_LEAD_TIME_MS,
-      batchSize: config.BULK_BATCH_SIZE,
-      minimum: config.SEND_IN_FLIGHT_MIN,
-      maximum: config.SEND_IN_FLIGHT_MAX,
-    },
+    { channel: 'email', ratePerSecond: config.SEND_RATE_PER_SECOND, ...shared },
+    { channel: 'whatsapp', ratePerSecond: config.WHATSAPP_RATE_PER_SECOND, ...shared },
+    { channel: 'telegram', ratePerSecond: config.TELEGRAM_RATE_PER_SECOND, ...shared },
   ];
 }
 

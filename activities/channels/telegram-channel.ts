@@ -19,13 +19,30 @@ export interface TelegramChannelDeps {
   botApi: (token: string) => BotApi;
 }
 
+/**
+ * Where a multi-part send stands across attempts. Part 0 is the text (when there is one), then each
+ * attachment in order. The Bot API has no idempotency key, so a part once sent is remembered (the delivery
+ * path stores it, migration 0018) and a retry after a later part was throttled sends only what is left.
+ */
+export interface PartProgress {
+  /** Parts an earlier attempt sent, by position: their `<chat_id>:<message_id>`. */
+  sent: ReadonlyMap<number, string>;
+  /** Records a part as soon as Telegram answers it, before the next part goes. */
+  record(part: number, providerPartId: string): Promise<void>;
+  /** Waits for the chat's next turn (1/s per chat) before each part after the first this attempt sends. */
+  nextTurn(): Promise<void>;
+}
+
+const NO_PROGRESS: PartProgress = { sent: new Map(), record: async () => undefined, nextTurn: async () => undefined };
+
 export interface TelegramChannel {
   readonly provider: 'telegram';
   /**
-   * Sends the text, then each attachment, as the workspace's bot. The receipt names the first message
-   * sent, as `<chat_id>:<message_id>` (a message id is only unique within its chat).
+   * Sends the text, then each attachment, as the workspace's bot, skipping parts `progress` says were sent.
+   * The receipt names the first message sent, as `<chat_id>:<message_id>` (a message id is only unique
+   * within its chat).
    */
-  send(integration: Pick<TelegramIntegrationRecord, 'botTokenSealed'>, message: OutboundTelegramMessage): Promise<SendReceipt>;
+  send(integration: Pick<TelegramIntegrationRecord, 'botTokenSealed'>, message: OutboundTelegramMessage, progress?: PartProgress): Promise<SendReceipt>;
 }
 
 /** Uploads of up to 50 MB must fit; a send activity's own timeout bounds the whole send. */
@@ -82,22 +99,30 @@ export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChanne
 
   return {
     provider: 'telegram',
-    async send(integration, message) {
+    async send(integration, message, progress = NO_PROGRESS) {
       if (!message.text && message.attachments.length === 0) throw new PermanentSendError('a Telegram message needs a text or an attachment');
       const api = deps.botApi(openSecret(deps.masterKey, integration.botTokenSealed));
-      // Each part is its own Bot API message. A retry after a part was sent (a 429 on the second) sends
-      // the earlier parts again: the Bot API has no idempotency key to prevent it.
-      const sent: number[] = [];
-      try {
-        if (message.text) {
-          const result = await api.callApi('sendMessage', { chat_id: message.chatId, text: escapeHtml(message.text), parse_mode: 'HTML' }, deadline(SEND_TIMEOUT_MS));
-          sent.push(result.message_id);
+      const { text } = message;
+      const parts: Array<() => Promise<{ message_id: number }>> = [
+        ...(text ? [() => api.callApi('sendMessage', { chat_id: message.chatId, text: escapeHtml(text), parse_mode: 'HTML' }, deadline(SEND_TIMEOUT_MS))] : []),
+        ...message.attachments.map((attachment) => () => sendAttachment(api, message.chatId, attachment)),
+      ];
+      const ids = new Map(progress.sent);
+      let first = true;
+      for (const [part, send] of parts.entries()) {
+        if (ids.has(part)) continue;
+        if (!first) await progress.nextTurn();
+        first = false;
+        let id: string;
+        try {
+          id = `${message.chatId}:${(await send()).message_id}`;
+        } catch (error) {
+          throw sendFailure(error);
         }
-        for (const attachment of message.attachments) sent.push((await sendAttachment(api, message.chatId, attachment)).message_id);
-      } catch (error) {
-        throw sendFailure(error);
+        ids.set(part, id);
+        await progress.record(part, id);
       }
-      return { provider: 'telegram', providerMessageId: `${message.chatId}:${sent[0]}` };
+      return { provider: 'telegram', providerMessageId: ids.get(0) as string };
     },
   };
 }

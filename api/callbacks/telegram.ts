@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { openSecret } from '../../core/secrets';
 import { inboundChatOf, secretTokenMatches } from '../../core/telegram-updates';
-import { findTelegramIntegration, recordInboundChat } from '../../db/repositories/telegram';
+import { insertPlatformEvent } from '../../db/repositories/platform-events';
+import { findTelegramIntegration, linkTelegramIdentity, recordInboundChat } from '../../db/repositories/telegram';
+import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
 
 export interface TelegramCallbackDeps {
   db: Sequelize;
@@ -22,6 +24,7 @@ const WorkspaceId = z.uuid();
  * failure to record it is retried rather than lost.
  */
 export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps): void {
+  const linkTokens = telegramLinkTokens(deps.masterKey);
   app.post('/callbacks/telegram/:workspaceId', express.json({ limit: '256kb' }), async (req, res) => {
     const workspaceId = WorkspaceId.safeParse(req.params.workspaceId);
     const integration = workspaceId.success ? await findTelegramIntegration(deps.db, workspaceId.data) : null;
@@ -30,7 +33,23 @@ export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps):
       throw new AppError('forbidden', 'The update does not carry this workspace\'s secret token', { need: 'X-Telegram-Bot-Api-Secret-Token' });
     }
     const chat = inboundChatOf(req.body);
-    if (chat) await recordInboundChat(deps.db, integration.workspaceId, integration.botId, chat);
+    if (chat) {
+      await recordInboundChat(deps.db, integration.workspaceId, integration.botId, chat);
+      // `/start <token>` from a private chat: the person opened the contact's deep link and pressed Start.
+      const token = chat.chatType === 'private' && !chat.edited ? startToken(chat.text) : null;
+      const contactId = token ? linkTokens.read(integration.workspaceId, token, new Date()) : null;
+      if (contactId) {
+        const linked = await linkTelegramIdentity(deps.db, integration.workspaceId, contactId, chat.chatId);
+        req.log.info({ workspaceId: integration.workspaceId, contactId, linked }, 'Telegram /start link');
+      }
+      // An edit is not a new message from the customer.
+      if (!chat.edited) {
+        await insertPlatformEvent(deps.db, integration.workspaceId, {
+          type: 'message.received',
+          data: { channel: 'telegram', from: chat.chatId, text: chat.text, username: chat.username, providerMessageId: `${chat.chatId}:${chat.messageId}` },
+        });
+      }
+    }
     res.status(200).json({ ok: true });
   });
 }

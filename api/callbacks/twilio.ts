@@ -5,7 +5,8 @@ import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
 import { openSecret } from '../../core/secrets';
 import { twilioStatusEvent } from '../../core/twilio-status';
-import { findTwilioIntegration, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
+import { insertPlatformEvent } from '../../db/repositories/platform-events';
+import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
@@ -49,9 +50,15 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     const { workspaceId, body } = await verified(req);
     const status = field(body, 'MessageStatus');
     const event = twilioStatusEvent(status);
-    if (event) {
-      const outcome = await recordTwilioStatus(deps.db, workspaceId, field(body, 'MessageSid'), status, event, new Date());
-      if (outcome === 'unknown-message') req.log.info({ workspaceId, messageSid: field(body, 'MessageSid'), status }, 'Twilio status for a message not known here: ignored');
+    const messageSid = field(body, 'MessageSid');
+    if (event && messageSid) {
+      const at = new Date();
+      const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at);
+      // Twilio can be quicker than the send's record of the SID: kept until the SID is known (expires after 7 days).
+      if (outcome === 'unknown-message') {
+        await parkTwilioStatus(deps.db, workspaceId, messageSid, status, at);
+        req.log.info({ workspaceId, messageSid, status }, 'Twilio status for a SID not recorded yet: parked');
+      }
     }
     res.status(200).end();
   });
@@ -59,7 +66,19 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
   app.post('/callbacks/twilio/:workspaceId/inbound', form, async (req, res) => {
     const { workspaceId, body } = await verified(req);
     const phone = parseE164(field(body, 'From').replace(/^whatsapp:/, ''));
-    if (phone) await recordInbound(deps.db, workspaceId, phone, new Date());
+    if (phone) {
+      await recordInbound(deps.db, workspaceId, phone, new Date());
+      await insertPlatformEvent(deps.db, workspaceId, {
+        type: 'message.received',
+        data: {
+          channel: 'whatsapp',
+          from: phone,
+          text: field(body, 'Body') || null,
+          media: Number(field(body, 'NumMedia')) || 0,
+          providerMessageId: field(body, 'MessageSid') || null,
+        },
+      });
+    }
     res.status(200).type('text/xml').send(EMPTY_TWIML);
   });
 }

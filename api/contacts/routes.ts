@@ -15,9 +15,10 @@ import {
   UpsertContactBody,
 } from './schemas';
 import type { ContactService } from './service';
+import { type TelegramLink, TelegramLinkSchema } from './telegram-link';
 import { contactDetailView, contactUpsertedView, contactView } from './views';
 
-export function contactRoutes(routes: RouteTable, contacts: ContactService): void {
+export function contactRoutes(routes: RouteTable, contacts: ContactService, telegramLinks: (workspaceId: string, contactId: string) => Promise<TelegramLink>): void {
   routes.get('/contacts', 'contacts:read', {
     summary: 'List contacts, newest first, with filters',
     query: ContactListQuery,
@@ -61,6 +62,13 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService): voi
       const { suppressed } = await contacts.erase(principal.workspaceId, params.id);
       return ok({ deleted: true, id: params.id, suppressed });
     },
+  });
+
+  routes.post('/contacts/:id/telegram-link', 'contacts:write', {
+    summary: 'A t.me deep link that verifies the contact\'s Telegram identity when the person presses Start',
+    params: ContactParams,
+    responses: { 200: { description: 'The link', schema: TelegramLinkSchema }, 404: { description: 'No such contact' }, 409: { description: 'No Telegram bot connected' } },
+    handle: async ({ principal, params }) => ok(await telegramLinks(principal.workspaceId, params.id)),
   });
 
   routes.post('/contacts/:id/tags', 'contacts:write', {

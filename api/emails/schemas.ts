@@ -180,6 +180,8 @@ export const MessageStatusSchema = z
     contactId: z.uuid().nullable(),
     attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.number().int() })),
     createdAt: z.iso.datetime(),
+    fallbackOf: z.uuid().nullable().optional().describe('GET /messages/:id: the failed message this one is the fallback of'),
+    fallbackMessageId: z.uuid().nullable().optional().describe('GET /messages/:id: the message this one fell back to on the next channel'),
     engagement: MessageEngagementSchema,
     links: z.array(EmailClickedLinkSchema),
     events: z.array(MessageEventSchema),

@@ -36,7 +36,13 @@ interface Ready {
   dropped: DroppedRecipient[];
 }
 
-type Quota = { plan: Plan; period: UsagePeriod };
+export type Quota = { plan: Plan; period: UsagePeriod };
+
+/** What POST /messages adds to an email it accepts: the contact, and content (the rest of a fallback chain). */
+interface Extra {
+  contactId?: string | null;
+  content?: Record<string, unknown>;
+}
 
 /** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
 const DRAFT_LANES = 8;
@@ -55,18 +61,21 @@ function refusal(error: unknown): SendOutcome {
 /** A refused send must not leave the files it stored; failing to remove them must not change the answer. */
 const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(() => undefined);
 
+/** 402 `quota_exceeded` with the period's figures: the answer of every send the plan's quota refuses. */
+export async function quotaRefusal(db: Sequelize, workspaceId: string, quota: Quota, units: number): Promise<AppError> {
+  const { plan } = quota;
+  const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, quota.period));
+  return new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
+    resource: 'messages',
+    limit: figures.limit,
+    used: figures.used,
+    remaining: figures.remaining,
+    plan: plan.name,
+  });
+}
+
 export function createSendService({ db, checks }: SendServiceDeps) {
-  async function quotaRefusal(principal: Sender, quota: Quota, units: number): Promise<AppError> {
-    const { plan } = quota;
-    const figures = quotaFigures(plan, await usedInPeriod(db, principal.workspaceId, quota.period));
-    return new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
-      resource: 'messages',
-      limit: figures.limit,
-      used: figures.used,
-      remaining: figures.remaining,
-      plan: plan.name,
-    });
-  }
+  const quotaRefusalOf = (principal: Sender, quota: Quota, units: number) => quotaRefusal(db, principal.workspaceId, quota, units);
 
   /** One send on its own: the exact path, used alone and when a group write cannot settle everyone. */
   async function writeOne(principal: Sender, quota: Quota, ready: Ready): Promise<SendOutcome> {
@@ -75,7 +84,7 @@ export function createSendService({ db, checks }: SendServiceDeps) {
         return { status: 'accepted', id: ready.message.id, droppedRecipients: ready.dropped };
       }
       await discardAttachments(ready.draft);
-      return { status: 'failed', error: await quotaRefusal(principal, quota, ready.message.quotaUnits) };
+      return { status: 'failed', error: await quotaRefusalOf(principal, quota, ready.message.quotaUnits) };
     } catch (error) {
       if (!(error instanceof IdempotencyKeyTaken)) throw error;
       // A concurrent request with the same key committed first: answer as it did.
@@ -112,7 +121,12 @@ export function createSendService({ db, checks }: SendServiceDeps) {
    * idempotency first (decisions), then recipients, sender domain, template, attachments, suppression and
    * quota; the message row is the point of acceptance.
    */
-  async function acceptMany(principal: Sender, inputs: readonly SendEmailInput[]): Promise<SendOutcome[]> {
+  async function acceptMany(
+    principal: Sender,
+    inputs: readonly SendEmailInput[],
+    hashes: ReadonlyArray<string | undefined> = [],
+    extras: readonly Extra[] = [],
+  ): Promise<SendOutcome[]> {
     const { workspaceId } = principal;
     const outcomes: SendOutcome[] = new Array(inputs.length);
     // A key repeated within the call is settled after its first use, as a duplicate of it (or on its own).
@@ -129,7 +143,7 @@ export function createSendService({ db, checks }: SendServiceDeps) {
     const lane = async () => {
       for (let index = firsts.shift(); index !== undefined; index = firsts.shift()) {
         const input = inputs[index];
-        const hash = requestHash(input);
+        const hash = hashes[index] ?? requestHash(input);
         const existing = accepted.get(input.idempotencyKey);
         if (existing) outcomes[index] = duplicateOf(existing, hash);
         else {
@@ -148,7 +162,10 @@ export function createSendService({ db, checks }: SendServiceDeps) {
     const ready: Ready[] = [];
     for (const { index, draft } of drafts) {
       try {
-        ready.push({ index, draft, ...messageOf(draft, randomUUID(), suppressed, periodKey(quota.period)) });
+        const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
+        const extra = extras[index] ?? {};
+        const message = { ...made.message, contactId: extra.contactId ?? null, content: { ...made.message.content, ...extra.content } };
+        ready.push({ index, draft, ...made, message });
       } catch (error) {
         await discardAttachments(draft);
         outcomes[index] = refusal(error);
@@ -157,7 +174,12 @@ export function createSendService({ db, checks }: SendServiceDeps) {
     await write(principal, quota, ready, outcomes);
 
     if (repeats.length) {
-      const settled = await acceptMany(principal, repeats.map((index) => inputs[index]));
+      const settled = await acceptMany(
+        principal,
+        repeats.map((index) => inputs[index]),
+        repeats.map((index) => hashes[index]),
+        repeats.map((index) => extras[index] ?? {}),
+      );
       repeats.forEach((index, position) => (outcomes[index] = settled[position]));
     }
     return outcomes;
@@ -175,6 +197,14 @@ export function createSendService({ db, checks }: SendServiceDeps) {
       // holds up the sends it would otherwise be grouped with.
       if (input.attachments?.length) return (await acceptMany(principal, [input]))[0];
       return singles.submit(principal.workspaceId, { principal, input });
+    },
+
+    /**
+     * An email of POST /messages: the same acceptance, alone, with the hash of the /messages body as the
+     * key's request hash, so a repeat of that body is told apart from a different one (bodyMismatch).
+     */
+    async sendWithHash(principal: Sender, input: SendEmailInput, hash: string, extra: Extra = {}): Promise<SendOutcome> {
+      return (await acceptMany(principal, [input], [hash], [extra]))[0];
     },
 
     /** Items that failed the schema are answered as they are; the rest are accepted together. */

@@ -15,6 +15,8 @@ import * as campaigns from './0014-campaigns';
 import * as campaignTiming from './0015-campaign-timing';
 import * as telegram from './0016-telegram';
 import * as twilio from './0017-twilio';
+import * as messageParts from './0018-message-parts';
+import * as chatWebhookEvents from './0019-chat-webhook-events';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -35,4 +37,6 @@ export const migrations = [
   { name: '0015-campaign-timing', ...campaignTiming },
   { name: '0016-telegram', ...telegram },
   { name: '0017-twilio', ...twilio },
+  { name: '0018-message-parts', ...messageParts },
+  { name: '0019-chat-webhook-events', ...chatWebhookEvents },
 ];

@@ -1,5 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { type Plan, periodKey, type UsagePeriod } from '../../core/plans';
+import type { Channel } from '../../core/identities';
 import type { SuppressionReason } from '../../core/suppressions';
 import { preparedQuery, sqlState, UNIQUE_VIOLATION } from '../prepared';
 import type { NewMessage } from './messages';
@@ -21,23 +22,32 @@ export const ACCEPT_LOOKUP_SQL = `
   SELECT 'suppression', address, NULL, reason FROM suppressions WHERE ${SUPPRESSED_AMONG('$1', "'email'", '$3')}`;
 
 /**
+ * The same read for another channel's addresses (WhatsApp numbers, Telegram chat ids). A statement of its
+ * own, so email's (the hot path, its plan measured with the channel as a constant) stays as it is.
+ */
+const CHANNEL_LOOKUP_SQL = `
+  SELECT 'key' AS kind, idempotency_key AS name, message_id::text AS id, request_hash AS detail
+    FROM message_keys WHERE workspace_id = $1 AND idempotency_key = ANY($2::text[])
+  UNION ALL
+  SELECT 'suppression', address, NULL, reason FROM suppressions WHERE ${SUPPRESSED_AMONG('$1', '$4::text', '$3')}`;
+
+/**
  * What acceptance reads before it decides, in one query for a whole batch: the messages already accepted
- * under any of these idempotency keys (by key), and which of these addresses are suppressed on email
- * (by address as given).
+ * under any of these idempotency keys (by key), and which of these addresses are suppressed on the
+ * channel (by address as given).
  */
 export async function findAcceptedAndSuppressed(
   db: Sequelize,
   workspaceId: string,
   keys: readonly string[],
   addresses: readonly string[],
+  channel: Channel = 'email',
 ): Promise<{ accepted: Map<string, AcceptedKey>; suppressed: Map<string, SuppressionReason> }> {
-  const suppressions = suppressionLookup('email', addresses);
-  const rows = await preparedQuery<{ kind: 'key' | 'suppression'; name: string; id: string | null; detail: string }>(
-    db,
-    'accept-lookup',
-    ACCEPT_LOOKUP_SQL,
-    [workspaceId, keys, suppressions.normalised],
-  );
+  const suppressions = suppressionLookup(channel, addresses);
+  type Row = { kind: 'key' | 'suppression'; name: string; id: string | null; detail: string };
+  const rows = channel === 'email'
+    ? await preparedQuery<Row>(db, 'accept-lookup', ACCEPT_LOOKUP_SQL, [workspaceId, keys, suppressions.normalised])
+    : await preparedQuery<Row>(db, 'accept-lookup-channel', CHANNEL_LOOKUP_SQL, [workspaceId, keys, suppressions.normalised, channel]);
   const accepted = new Map<string, AcceptedKey>();
   const found: Array<{ address: string; reason: SuppressionReason }> = [];
   for (const row of rows) {

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { startFallback } from './message-fallback';
 import { insertMessageEvent } from './message-events';
 import type { DroppedRecipient } from './messages';
 
@@ -147,14 +148,17 @@ export async function failMessage(
   outer?: Transaction,
 ): Promise<boolean> {
   const work = async (transaction: Transaction) => {
-    const moved = await db.query<{ quota_units: number; quota_period: string }>(
+    const moved = await db.query<{ quota_units: number; quota_period: string; falls_back: boolean }>(
       `UPDATE messages SET status = 'failed', delivery_claim = NULL, delivery_claimed_until = NULL, updated_at = now()
-       WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending') RETURNING quota_units, quota_period`,
+       WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending')
+       RETURNING quota_units, quota_period, jsonb_typeof(content->'fallback') = 'array' AND jsonb_array_length(content->'fallback') > 0 AS falls_back`,
       { bind: [workspaceId, messageId], type: QueryTypes.SELECT, transaction },
     );
     if (!moved[0]) return false;
     await releaseUnits(db, workspaceId, moved[0].quota_period, moved[0].quota_units, transaction);
     await insertMessageEvent(db, workspaceId, messageId, { type: 'failed', reason, data }, transaction);
+    // With a fallback chain, the next channel's message is written with the failure, in one transaction.
+    if (moved[0].falls_back) await startFallback(db, workspaceId, messageId, reason, transaction);
     return true;
   };
   return outer ? work(outer) : db.transaction(work);

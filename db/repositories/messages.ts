@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { RenderedChat } from '../../core/message-content';
 import type { TrackedLink } from '../../core/tracking/tracked-html';
 import { saveMessageLinks } from './message-links';
 
@@ -148,14 +149,13 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
-/** A message with what it rendered, if it did: the send path's one read of the row. */
 /** Messages of one workspace with their stored render, for delivery: one query for many. Absent ids are gone. */
 export async function findMessagesToSend(
   db: Sequelize,
   workspaceId: string,
   messageIds: readonly string[],
-): Promise<Map<string, { message: Message; rendered: RenderedEmail | null }>> {
-  const rows = await db.query<MessageRow & { rendered: RenderedEmail | null }>('SELECT * FROM messages WHERE workspace_id = $1 AND id = ANY($2::uuid[])', {
+): Promise<Map<string, { message: Message; rendered: RenderedMessage | null }>> {
+  const rows = await db.query<MessageRow & { rendered: RenderedMessage | null }>('SELECT * FROM messages WHERE workspace_id = $1 AND id = ANY($2::uuid[])', {
     bind: [workspaceId, messageIds],
     type: QueryTypes.SELECT,
   });
@@ -180,11 +180,14 @@ export interface RenderedEmail {
   links?: TrackedLink[];
 }
 
+/** What a message of any channel rendered to (core/message-content.ts says how chat renders are told apart). */
+export type RenderedMessage = RenderedEmail | RenderedChat;
+
 /**
  * Stores the renders of several messages of one workspace, with their link tables, in one transaction of
  * two statements: no redirect ever points at a missing row, and the first subject stays.
  */
-export async function saveRendered(db: Sequelize, workspaceId: string, renders: ReadonlyArray<{ messageId: string; rendered: RenderedEmail }>): Promise<void> {
+export async function saveRendered(db: Sequelize, workspaceId: string, renders: ReadonlyArray<{ messageId: string; rendered: RenderedMessage }>): Promise<void> {
   await db.transaction(async (transaction) => {
     await db.query(
       `UPDATE messages m SET rendered = r.rendered, template_version_id = r.template_version_id,
@@ -195,13 +198,13 @@ export async function saveRendered(db: Sequelize, workspaceId: string, renders: 
         bind: [
           workspaceId,
           renders.map((render) => render.messageId),
-          renders.map(({ rendered: { links: _links, ...content } }) => JSON.stringify(content)),
+          renders.map(({ rendered }) => JSON.stringify('links' in rendered ? { ...rendered, links: undefined } : rendered)),
           renders.map((render) => render.rendered.templateVersionId),
         ],
         transaction,
       },
     );
-    await saveMessageLinks(db, workspaceId, renders.map((render) => ({ messageId: render.messageId, links: render.rendered.links ?? [] })), transaction);
+    await saveMessageLinks(db, workspaceId, renders.map((render) => ({ messageId: render.messageId, links: ('links' in render.rendered && render.rendered.links) || [] })), transaction);
   });
 }
 

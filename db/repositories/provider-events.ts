@@ -2,6 +2,7 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { type ProviderEvent, recipientsOfMessage } from '../../core/ses-events';
 import { insertMessageEvent, touchEngagement } from './message-events';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
+import { replayTwilioStatus } from './twilio';
 
 export type Suppress = (
   workspaceId: string,
@@ -143,10 +144,21 @@ export async function matchParkedEvents(
   return { recorded, expired: expired.length };
 }
 
+/**
+ * How a parked event of each provider is recorded: SES notifications (the default) through
+ * `recordProviderEvent`, Twilio statuses through their own recorder (twilio.ts, parkTwilioStatus).
+ */
+const RECORDERS: Record<string, (db: Sequelize, suppress: Suppress, row: ParkedRow) => Promise<RecordOutcome>> = {
+  twilio: (db, _suppress, row) => replayTwilioStatus(db, row.event),
+};
+
 async function replay(db: Sequelize, suppress: Suppress, rows: ParkedRow[]): Promise<number> {
   let recorded = 0;
   for (const row of rows) {
-    const outcome = await recordProviderEvent(db, suppress, row.provider, row.notification_id, revive(row.event));
+    const recorder = RECORDERS[row.provider];
+    const outcome = recorder
+      ? await recorder(db, suppress, row)
+      : await recordProviderEvent(db, suppress, row.provider, row.notification_id, revive(row.event));
     if (outcome === 'unknown-message') continue;
     if (outcome === 'recorded') recorded += 1;
     await db.query('DELETE FROM parked_provider_events WHERE provider = $1 AND notification_id = $2', { bind: [row.provider, row.notification_id] });

@@ -163,3 +163,23 @@ export async function findTelegramChat(db: Sequelize, workspaceId: string, chatI
     lastInboundAt: row.last_inbound_at,
   };
 }
+
+/**
+ * Ties a chat to a contact after a valid `/start <token>` (core/telegram-link-token.ts): the contact's
+ * Telegram identity for that chat, verified and opted in (the person pressed Start), primary when the
+ * contact has no primary Telegram identity yet. A chat that is already another contact's identity stays
+ * theirs (answered false): one address has one owner, and a link shared by mistake must not move it.
+ */
+export async function linkTelegramIdentity(db: Sequelize, workspaceId: string, contactId: string, chatId: string): Promise<boolean> {
+  const rows = await db.query<{ contact_id: string }>(
+    `INSERT INTO contact_identities (workspace_id, contact_id, channel, address, consent, verified, is_primary)
+     SELECT $1, c.id, 'telegram', $3, 'opted_in', true,
+       NOT EXISTS (SELECT 1 FROM contact_identities p WHERE p.contact_id = c.id AND p.channel = 'telegram' AND p.is_primary)
+     FROM contacts c WHERE c.workspace_id = $1 AND c.id = $2
+     ON CONFLICT (workspace_id, channel, address) DO UPDATE SET consent = 'opted_in', verified = true, updated_at = now()
+       WHERE contact_identities.contact_id = EXCLUDED.contact_id
+     RETURNING contact_id`,
+    { bind: [workspaceId, contactId, chatId], type: QueryTypes.SELECT },
+  );
+  return rows.length === 1;
+}

@@ -1,6 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { TwilioStatusEvent } from '../../core/twilio-status';
+import { type TwilioStatusEvent, twilioStatusEvent } from '../../core/twilio-status';
 import { insertMessageEvent, touchEngagement } from './message-events';
+import { startFallback } from './message-fallback';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
 
 /** A workspace's Twilio account, its auth token still sealed (core/secrets.ts). */
@@ -120,7 +121,9 @@ export async function recordTwilioStatus(
     );
     if (!stored) return 'duplicate';
     const move = MOVES[event.type];
-    if (move) await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction);
+    const moved = move ? await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction) : false;
+    // Undeliverable after Twilio took it (a number not on WhatsApp, an expired window): the next channel.
+    if (moved && move?.to === 'failed') await startFallback(db, workspaceId, messageId, `Twilio reported the message ${status}`, transaction);
     if (event.type === 'open') {
       await db.query('UPDATE messages SET opens_human = opens_human + 1 WHERE workspace_id = $1 AND id = $2', {
         bind: [workspaceId, messageId],
@@ -130,4 +133,42 @@ export async function recordTwilioStatus(
     await touchEngagement(db, workspaceId, messageId, { at }, transaction);
     return 'recorded';
   });
+}
+
+/** A Twilio status kept until its message has the SID (parked_provider_events, provider `twilio`). */
+interface ParkedTwilioStatus {
+  workspaceId: string;
+  messageSid: string;
+  status: string;
+  at: string;
+}
+
+/**
+ * Keeps a status whose SID no message has yet. Twilio can call back before the delivery activity has
+ * recorded the SID it answered (a fast `sent` or `failed`), and a crash between Twilio's answer and the
+ * record leaves it unrecorded until a retry or the reconciler: the status is parked (once per status and
+ * SID, like the event id) and recorded when the SID is (delivery.ts replays parked events right after
+ * recording a send; the reconciler's sweep also matches them). The message may have been recorded while
+ * this was parking, so it is looked for once more at the end.
+ */
+export async function parkTwilioStatus(db: Sequelize, workspaceId: string, messageSid: string, status: string, at: Date): Promise<void> {
+  const parked: ParkedTwilioStatus = { workspaceId, messageSid, status, at: at.toISOString() };
+  await db.query(
+    `INSERT INTO parked_provider_events (provider, notification_id, provider_message_id, event)
+     VALUES ('twilio', $1, $2, $3) ON CONFLICT (provider, notification_id) DO NOTHING`,
+    { bind: [`${status}:${messageSid}`, messageSid, JSON.stringify(parked)] },
+  );
+  const outcome = await replayTwilioStatus(db, parked);
+  if (outcome !== 'unknown-message') {
+    await db.query("DELETE FROM parked_provider_events WHERE provider = 'twilio' AND notification_id = $1", { bind: [`${status}:${messageSid}`] });
+  }
+}
+
+/** Records a parked Twilio status on its message, if one has its SID now (provider-events.ts replays). */
+export async function replayTwilioStatus(db: Sequelize, stored: unknown): Promise<'recorded' | 'duplicate' | 'unknown-message'> {
+  const parked = stored as ParkedTwilioStatus;
+  const event = twilioStatusEvent(parked.status);
+  // Only statuses that are events are ever parked; anything else is nothing to record.
+  if (!event) return 'duplicate';
+  return recordTwilioStatus(db, parked.workspaceId, parked.messageSid, parked.status, event, new Date(parked.at));
 }

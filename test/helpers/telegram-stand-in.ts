@@ -14,6 +14,8 @@ export interface BotApiRequest {
   token: string;
   params: Record<string, unknown>;
   files: Record<string, UploadedFile>;
+  /** When the stand-in received it (epoch ms): what per-chat pacing is judged by. */
+  at: number;
 }
 
 /** A refusal the stand-in answers instead of a result, in the Bot API's error shape. */
@@ -139,7 +141,7 @@ export async function startTelegramStandIn(options: TelegramStandInOptions = {})
     if (!match) return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     const [, token, method] = match;
     const { params, files } = await readBody(req);
-    requests.push({ method, token, params, files });
+    requests.push({ method, token, params, files, at: Date.now() });
     const bot = bots.get(token) ?? (options.anyToken ? botFor(token) : undefined);
     if (!bot) return refuse(res, { errorCode: 401, description: 'Unauthorized' });
     const refusal = refusals.get(method)?.shift();

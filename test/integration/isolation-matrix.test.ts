@@ -111,6 +111,10 @@ describe('workspaces are isolated on every route', () => {
       const [id] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: `a@${marker}.example.com`, toPrefix: marker });
       return { id, read: detail(call, `/emails/${id}`) };
     },
+    messages: async ({ workspaceId, call, marker }) => {
+      const [id] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: `a@${marker}.example.com`, toPrefix: marker });
+      return { id, read: detail(call, `/messages/${id}`) };
+    },
     lists: async ({ call, marker }) => {
       const id = createdId(await call('POST', '/lists', { name: marker }));
       return { id, read: rowOf(call, '/lists', 'id', id) };

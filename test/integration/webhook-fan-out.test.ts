@@ -5,6 +5,7 @@ import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { updateWebhook } from '../../db/repositories/webhooks';
 import { createSequelize } from '../../db/sequelize';
 import { createWorkspace, queueMessages } from '../helpers/factories';
+import { queueChatMessage } from '../helpers/chat-workspaces';
 import { createWebhookRow } from '../helpers/webhook-receiver';
 
 /**
@@ -87,5 +88,25 @@ describe('fan-out of stored events to webhook deliveries', () => {
     expect(after).toHaveLength(1);
     // Disabling ended the delivery that was still waiting: a disabled endpoint gets nothing more.
     expect(after[0].status).toBe('failed');
+  });
+  it('a WhatsApp or Telegram message\'s sent, delivered and failed become message.*; its other events and email names become none; message.received fans out', async () => {
+    const { workspaceId } = await createWorkspace(db);
+    const webhook = await createWebhookRow(db, workspaceId, config.MASTER_KEY, { url: 'https://hooks.example.com/chat', events: ['*'] });
+    const whatsapp = await queueChatMessage(db, workspaceId, { channel: 'whatsapp', to: '+14155550100', content: { text: 'x' } });
+    const telegram = await queueChatMessage(db, workspaceId, { channel: 'telegram', to: '12345', content: { text: 'x' } });
+    for (const type of ['sent', 'delivered']) await insertMessageEvent(db, workspaceId, whatsapp, { type });
+    await insertMessageEvent(db, workspaceId, whatsapp, { type: 'open', classification: 'human' });
+    await insertMessageEvent(db, workspaceId, whatsapp, { type: 'fallback' });
+    await insertMessageEvent(db, workspaceId, telegram, { type: 'failed' });
+    await insertPlatformEvent(db, workspaceId, { type: 'message.received', data: { channel: 'telegram', from: '12345' } });
+    expect((await deliveries(webhook.id)).map((delivery) => delivery.event).sort()).toEqual(['message.delivered', 'message.failed', 'message.received', 'message.sent']);
+  });
+
+  it('an endpoint subscribed to message.sent only gets chat sends, not email.sent', async () => {
+    const { workspaceId, messageId, webhook } = await setUp(['message.sent']);
+    const chat = await queueChatMessage(db, workspaceId, { channel: 'telegram', to: '777', content: { text: 'x' } });
+    await insertMessageEvent(db, workspaceId, messageId, { type: 'sent' });
+    await insertMessageEvent(db, workspaceId, chat, { type: 'sent' });
+    expect((await deliveries(webhook.id)).map((delivery) => delivery.event)).toEqual(['message.sent']);
   });
 });

@@ -13,12 +13,15 @@ describe('Telegram updates', () => {
       firstName: 'Ann',
       title: null,
       at: new Date(1_764_000_000_000),
+      messageId: 5,
+      text: 'hi',
+      edited: false,
     });
   });
 
   it('a group\'s edited message gives the negative group id and its title', () => {
     const update = { update_id: 11, edited_message: { message_id: 6, date: 1_764_000_100, chat: { id: -1001234567890, type: 'supergroup', title: 'Team' } } };
-    expect(inboundChatOf(update)).toMatchObject({ chatId: '-1001234567890', chatType: 'supergroup', title: 'Team', username: null, firstName: null });
+    expect(inboundChatOf(update)).toMatchObject({ chatId: '-1001234567890', chatType: 'supergroup', title: 'Team', username: null, firstName: null, text: null, edited: true });
   });
 
   it('updates without a message, or malformed ones, give no chat', () => {

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { normalisePhone, normaliseTelegramChatId } from '../../core/identities';
+import { CHAT_LIMITS, type ChatChannelName } from '../../core/message-channels';
+import type { ChatContentInput } from '../../core/message-content';
+import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
+import { htmlToPlainText } from '../../core/templates/plain-text';
+import { acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
+import { findTelegramIntegration } from '../../db/repositories/telegram';
+import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
+import type { AcceptedAttachments } from '../../services/attachment-sources';
+import type { SendChecks } from '../emails/draft';
+import { type Quota, quotaRefusal, type Sender, type SendOutcome } from '../emails/service';
+import type { SendMessageInput } from './schemas';
+
+export interface ChatAcceptanceDeps {
+  db: Sequelize;
+  checks: SendChecks;
+  now?: () => Date;
+}
+
+function fieldError(field: string, message: string): AppError {
+  return AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
+}
+
+const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId } as const;
+
+/**
+ * A WhatsApp or Telegram send of POST /messages, checked in the order email's are (after the idempotency
+ * key, which the caller checked): the recipient, the channel's integration, the template, WhatsApp's
+ * 24-hour window, the text's length, the attachments (stored last, so a send refused earlier stores
+ * nothing), then suppression and quota. The insert is email's single statement (quota reserved and row
+ * written together, or neither).
+ */
+export function createChatAcceptance(deps: ChatAcceptanceDeps) {
+  const { db, checks } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  async function integrationReady(workspaceId: string, channel: ChatChannelName): Promise<void> {
+    const ready = channel === 'whatsapp' ? await findTwilioIntegration(db, workspaceId) : await findTelegramIntegration(db, workspaceId);
+    const route = channel === 'whatsapp' ? 'PUT /integrations/twilio' : 'PUT /integrations/telegram';
+    if (!ready) throw fieldError('channel', `The workspace has no ${channel} integration (${route})`);
+  }
+
+  /**
+   * The checks of a chat send that need nothing stored: the recipient, the integration, the template, the
+   * text's length, and (for the first channel) WhatsApp's 24-hour window. Returns the content to store.
+   */
+  async function draftChat(workspaceId: string, channel: ChatChannelName, given: string, input: SendMessageInput, options: { window: boolean }) {
+    const normalised = NORMALISE[channel](given);
+    if (!normalised.ok) throw fieldError('to', normalised.reason);
+    const to = normalised.address;
+    await integrationReady(workspaceId, channel);
+    const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
+    if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
+    if (channel === 'telegram' && input.contentSid && !input.fallbackChain?.length) throw fieldError('contentSid', 'Only for whatsapp');
+    const text = input.text ?? (input.html !== undefined ? htmlToPlainText(input.html) : undefined);
+    const hasContent = text || template || input.contentSid || input.attachments?.length;
+    if (!hasContent) throw fieldError('text', 'Give text, html, templateId, attachments or (whatsapp) contentSid');
+    if (text && text.length > CHAT_LIMITS[channel].textChars) throw fieldError('text', `At most ${CHAT_LIMITS[channel].textChars} characters on ${channel}`);
+    if ((input.attachments?.length ?? 0) > CHAT_LIMITS[channel].attachments) {
+      throw fieldError('attachments', `At most ${CHAT_LIMITS[channel].attachments} on ${channel}`);
+    }
+    // WhatsApp delivers free-form messages only within 24 hours of the customer's last message; outside,
+    // only an approved content template. Refused here rather than accepted to fail later. (A fallback
+    // step is checked when it is sent: the customer may write meanwhile.)
+    if (options.window && channel === 'whatsapp' && !input.contentSid && !(await insideServiceWindow(db, workspaceId, to, now()))) {
+      throw fieldError('contentSid', 'Required: the customer has not written within the last 24 hours, so WhatsApp only takes an approved content template');
+    }
+    const stored: ChatContentInput = {
+      text,
+      templateVersionId: template?.versionId,
+      variables: input.variables,
+      ...(channel === 'whatsapp' && { contentSid: input.contentSid, contentVariables: input.contentVariables }),
+    };
+    return { to, template, stored };
+  }
+
+  async function acceptChat(
+    principal: Sender,
+    channel: ChatChannelName,
+    target: { to: string; contactId: string | null },
+    input: SendMessageInput,
+    hash: string,
+    extraContent: Record<string, unknown> = {},
+  ): Promise<SendOutcome> {
+    const { workspaceId } = principal;
+    // With a fallback chain, a customer outside WhatsApp's window is reached on the next channel: the send
+    // is accepted, fails at delivery for the window, and falls back (docs/messages.md).
+    const { to, template, stored } = await draftChat(workspaceId, channel, target.to, input, { window: !input.fallbackChain?.length });
+    const attachments: AcceptedAttachments | null = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
+    const discard = () => attachments?.discard().catch(() => undefined);
+    try {
+      const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [input.idempotencyKey], [to], channel);
+      const earlier = accepted.get(input.idempotencyKey);
+      if (earlier) {
+        await discard();
+        return { status: 'duplicate', id: earlier.id, bodyMismatch: earlier.requestHash !== hash };
+      }
+      const reason = suppressed.get(to);
+      if (reason) {
+        const droppedRecipients = [{ address: to, reason }];
+        throw new AppError('suppressed', `${to} is suppressed on ${channel} (${reason})`, { droppedRecipients });
+      }
+      const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(now()) };
+      const id = randomUUID();
+      const message = {
+        id,
+        kind: 'transactional' as const,
+        channel,
+        idempotencyKey: input.idempotencyKey,
+        requestHash: hash,
+        fromAddress: null,
+        to: [to],
+        cc: [],
+        bcc: [],
+        subject: null,
+        content: { ...stored, ...extraContent, attachments: attachments?.refs ?? [] },
+        templateId: template?.id ?? null,
+        contactId: target.contactId,
+        quotaUnits: 1,
+        quotaPeriod: periodKey(quota.period),
+        droppedRecipients: [],
+      };
+      if ((await acceptMessages(db, workspaceId, quota, [message])) === null) throw await quotaRefusal(db, workspaceId, quota, 1);
+      return { status: 'accepted', id, droppedRecipients: [] };
+    } catch (error) {
+      await discard();
+      if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      // A concurrent request with the same key committed first: answer as it did.
+      const existing = await findAcceptedKey(db, workspaceId, input.idempotencyKey);
+      if (!existing) throw error;
+      return { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash };
+    }
+  }
+
+  return { acceptChat, draftChat };
+}

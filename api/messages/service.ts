@@ -1,0 +1,72 @@
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { isChatChannel } from '../../core/message-channels';
+import { requestHash } from '../../core/request-hash';
+import { findAcceptedKey } from '../../db/repositories/message-acceptance';
+import type { SendChecks } from '../emails/draft';
+import type { SendEmailInput } from '../emails/schemas';
+import type { Sender, SendOutcome, SendService } from '../emails/service';
+import { createChatAcceptance } from './chat-acceptance';
+import { planFallback } from './fallback';
+import type { SendMessageInput } from './schemas';
+import { resolveTarget } from './target';
+
+export interface MessageServiceDeps {
+  db: Sequelize;
+  checks: SendChecks;
+  /** Email's acceptance (POST /emails): email through /messages is the same send, not a copy of it. */
+  emails: SendService;
+}
+
+export type MessageOutcome = SendOutcome & { channel?: string };
+
+/**
+ * The /messages body as the POST /emails input it stands for, once its address is known. WhatsApp's
+ * contentSid and the fallback chain are not email's to read (a chain may go on to WhatsApp).
+ */
+export function emailInputOf(input: SendMessageInput, to: string): SendEmailInput {
+  if (!input.from) throw AppError.validation({ formErrors: [], fieldErrors: { from: ['Required on the email channel'] } });
+  if (input.html === undefined && input.text === undefined && input.templateId === undefined) {
+    throw AppError.validation({ formErrors: [], fieldErrors: { html: ['Give html, text or templateId'] } });
+  }
+  if (input.subject === undefined && input.templateId === undefined) {
+    throw AppError.validation({ formErrors: [], fieldErrors: { subject: ['Required unless the template supplies it'] } });
+  }
+  return {
+    to,
+    from: input.from,
+    subject: input.subject,
+    html: input.html,
+    text: input.text,
+    templateId: input.templateId,
+    variables: input.variables,
+    attachments: input.attachments,
+    idempotencyKey: input.idempotencyKey,
+    disableTracking: input.disableTracking,
+    disableUtm: input.disableUtm,
+  };
+}
+
+/**
+ * POST /messages: the idempotency key first (a repeat answers 200 duplicate whatever else changed, as on
+ * POST /emails), then the channel and address (given, or the contact's), then that channel's acceptance:
+ * email's own for email, the chat acceptance for WhatsApp and Telegram.
+ */
+export function createMessageService({ db, checks, emails }: MessageServiceDeps) {
+  const { acceptChat, draftChat } = createChatAcceptance({ db, checks });
+  return {
+    async send(principal: Sender, input: SendMessageInput): Promise<MessageOutcome> {
+      const hash = requestHash(input);
+      const existing = await findAcceptedKey(db, principal.workspaceId, input.idempotencyKey);
+      if (existing) return { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash };
+      const target = await resolveTarget(db, principal.workspaceId, input);
+      const fallback = await planFallback({ db, checks, draftChat, emailInputOf }, principal.workspaceId, input, target, hash);
+      const outcome = isChatChannel(target.channel)
+        ? await acceptChat(principal, target.channel, target, input, hash, { fallback })
+        : await emails.sendWithHash(principal, emailInputOf(input, target.to), hash, { contactId: target.contactId, content: { fallback } });
+      return outcome.status === 'accepted' ? { ...outcome, channel: target.channel } : outcome;
+    },
+  };
+}
+
+export type MessageService = ReturnType<typeof createMessageService>;

@@ -20,7 +20,7 @@ const addressList = (max: number, min = 1) =>
   ]);
 
 // A subject with a line break would start a new header.
-const subject = z
+export const SubjectSchema = z
   .string()
   .min(1)
   .max(TEMPLATE_LIMITS.subject.max)
@@ -31,7 +31,7 @@ export const SendEmailBody = z
   .object({
     to: addressList(50).describe('Recipients; to + cc + bcc together at most 50'),
     from: mailbox.describe('<address> or <Name> <address> on a verified domain'),
-    subject: subject.optional().describe('Required unless the template supplies it'),
+    subject: SubjectSchema.optional().describe('Required unless the template supplies it'),
     html: z.string().optional().describe('Required unless templateId (or text alone) is given'),
     text: z.string().optional().describe('Plain-text part; alone (no html, no templateId) the email is text-only'),
     replyTo: addressList(10).optional(),

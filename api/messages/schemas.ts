@@ -4,9 +4,7 @@ import { CHANNELS } from '../../core/identities';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { VariablesSchema } from '../../core/variables';
 import { AttachmentSourcesSchema } from '../attachments/schemas';
-import { EmailParams } from '../emails/schemas';
-
-const singleLine = z.string().refine((value) => !/[\r\n]/.test(value), 'May not contain line breaks');
+import { EmailParams, SubjectSchema } from '../emails/schemas';
 
 /**
  * The unified send (decisions: Unified messages). `to` is read by the channel: an email address, an E.164
@@ -24,7 +22,7 @@ export const SendMessageBody = z
       .describe('email: an address; whatsapp: E.164 (+14155550100); telegram: a numeric chat id. Required unless contactId is given'),
     contactId: z.uuid().optional().describe('The contact this message is for; without channel (or to), its identities choose'),
     from: z.string().min(1).max(MAX_MAILBOX_CHARS).optional().describe('email only, and required there: a sender on a verified domain'),
-    subject: singleLine.pipe(z.string().min(1).max(TEMPLATE_LIMITS.subject.max)).optional().describe('email only'),
+    subject: SubjectSchema.optional().describe('email only'),
     html: z.string().optional().describe('email; chat channels send its plain text'),
     text: z.string().optional().describe('The chat text (shown as written, no markup); the email plain-text part'),
     templateId: z.string().min(1).max(TEMPLATE_LIMITS.name.max).optional().describe('Template id (uuid) or name; chat channels use its channelText override, else its plain text'),
@@ -54,7 +52,14 @@ export const SendMessageBody = z
     disableTracking: z.boolean().default(false).describe('email only'),
     disableUtm: z.boolean().default(false).describe('email only'),
   })
-  .meta({ id: 'SendMessage' });
+  .meta({
+    id: 'SendMessage',
+    description:
+      'Not expressed here, answered 422 naming the field: `to` must be of the channel\'s kind (an address, an E.164 ' +
+      'number, a chat id); the channel\'s integration must be saved in the workspace; free-form WhatsApp text needs the ' +
+      'contact\'s 24-hour window (else contentSid); without channel, the contact must have a verified identity with consent; ' +
+      'email follows POST /emails (from on a verified domain, subject unless the template gives one).',
+  });
 
 export type SendMessageInput = z.infer<typeof SendMessageBody>;
 

@@ -48,9 +48,18 @@ export function isTransientDatabaseError(error: unknown): boolean {
 }
 
 /**
- * The same, for an error of our own database only (a Sequelize error): the API must not take another
- * service's refused connection for a database outage.
+ * An error PostgreSQL itself sent, as `pg` raises it: the named statements of db/prepared.ts run on the
+ * pool's own client, so their errors are not wrapped by Sequelize. Only the server's errors carry a
+ * severity.
+ */
+function isPostgresError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && typeof (error as { severity?: unknown }).severity === 'string';
+}
+
+/**
+ * The same, for an error of our own database only (a Sequelize error, or PostgreSQL's own through a named
+ * statement): the API must not take another service's refused connection for a database outage.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  return error instanceof BaseError && isTransientDatabaseError(error);
+  return (error instanceof BaseError || isPostgresError(error)) && isTransientDatabaseError(error);
 }

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Sequelize } from 'sequelize';
+import { preparedQuery } from '../../db/prepared';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace } from '../helpers/factories';
@@ -34,6 +35,11 @@ describe('the API while its database cannot be reached', () => {
           await api.db.query("SELECT pg_sleep(10) AS \"database-outage-probe\"");
           res.json({ done: true });
         });
+        // The send path's named statements run on the pool's own client: their errors are pg's, not Sequelize's.
+        router.get('/test/terminated-named', ...edge, async (_req, res) => {
+          await preparedQuery(api.db, 'database-outage-probe', 'SELECT pg_sleep(10) AS "database-outage-probe"', []);
+          res.json({ done: true });
+        });
       },
     });
     other = createSequelize(api.config.DATABASE_URL);
@@ -51,15 +57,23 @@ describe('the API while its database cannot be reached', () => {
     expect(lines.join('')).toContain('database unavailable');
   });
 
-  it('a connection the server ends mid-statement (a shutdown or crash, SQLSTATE 57P01) answers 503', async () => {
+  async function terminatedMidStatement(path: string) {
     const { apiKey } = await createWorkspace(api.db);
-    const pending = api.as(apiKey)('GET', '/test/terminated');
+    const pending = api.as(apiKey)('GET', path);
     for (let terminated = 0; terminated === 0; await new Promise((done) => setTimeout(done, 50))) {
       const [rows] = await other.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%"database-outage-probe"%' AND pid <> pg_backend_pid()`,
       );
       terminated = rows.length;
     }
-    expect(await pending).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+    return pending;
+  }
+
+  it('a connection the server ends mid-statement (a shutdown or crash, SQLSTATE 57P01) answers 503', async () => {
+    expect(await terminatedMidStatement('/test/terminated')).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+  });
+
+  it('the same during a named statement of the send path (a pg error, not a Sequelize one) answers 503, not 500', async () => {
+    expect(await terminatedMidStatement('/test/terminated-named')).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
   });
 });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { openSecret } from '../../core/secrets';
 import { inboundChatOf, secretTokenMatches } from '../../core/telegram-updates';
-import { insertPlatformEvent } from '../../db/repositories/platform-events';
+import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTelegramIntegration, linkTelegramIdentity, recordInboundChat } from '../../db/repositories/telegram';
 import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
 
@@ -44,10 +44,13 @@ export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps):
       }
       // An edit is not a new message from the customer.
       if (!chat.edited) {
-        await insertPlatformEvent(deps.db, integration.workspaceId, {
-          type: 'message.received',
-          data: { channel: 'telegram', from: chat.chatId, text: chat.text, username: chat.username, providerMessageId: `${chat.chatId}:${chat.messageId}` },
-        });
+        const providerMessageId = `${chat.chatId}:${chat.messageId}`;
+        await insertPlatformEventOnce(
+          deps.db,
+          integration.workspaceId,
+          { type: 'message.received', data: { channel: 'telegram', from: chat.chatId, text: chat.text, username: chat.username, providerMessageId } },
+          providerMessageId,
+        );
       }
     }
     res.status(200).json({ ok: true });

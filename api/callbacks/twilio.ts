@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import twilio from 'twilio';
 import type { Sequelize } from 'sequelize';
@@ -5,7 +6,7 @@ import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
 import { openSecret } from '../../core/secrets';
 import { twilioStatusEvent } from '../../core/twilio-status';
-import { insertPlatformEvent } from '../../db/repositories/platform-events';
+import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
 
 export interface TwilioCallbackDeps {
@@ -68,16 +69,17 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     const phone = parseE164(field(body, 'From').replace(/^whatsapp:/, ''));
     if (phone) {
       await recordInbound(deps.db, workspaceId, phone, new Date());
-      await insertPlatformEvent(deps.db, workspaceId, {
-        type: 'message.received',
-        data: {
-          channel: 'whatsapp',
-          from: phone,
-          text: field(body, 'Body') || null,
-          media: Number(field(body, 'NumMedia')) || 0,
-          providerMessageId: field(body, 'MessageSid') || null,
+      const providerMessageId = field(body, 'MessageSid') || null;
+      await insertPlatformEventOnce(
+        deps.db,
+        workspaceId,
+        {
+          type: 'message.received',
+          data: { channel: 'whatsapp', from: phone, text: field(body, 'Body') || null, media: Number(field(body, 'NumMedia')) || 0, providerMessageId },
         },
-      });
+        // Twilio names every inbound message; one without a name cannot be told from a repeat, so it stands alone.
+        providerMessageId ?? randomUUID(),
+      );
     }
     res.status(200).type('text/xml').send(EMPTY_TWIML);
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { nameBasedUuid } from '../../core/name-based-uuid';
 
 /**
  * Events of the platform that webhooks deliver (`domain.verified`, `domain.failed`, ...). Each is written
@@ -40,6 +41,25 @@ export async function insertPlatformEvent(
     { bind: [randomUUID(), workspaceId, event.type, JSON.stringify(event.data)], type: QueryTypes.SELECT, transaction },
   );
   return toEvent(rows[0]);
+}
+
+/**
+ * Stores an event once per `onceKey` (a provider's id for what it reports): a provider that repeats its
+ * callback (Twilio and Telegram retry whatever they did not see answered) adds no second event, so no
+ * second webhook. Returns whether this call stored it.
+ */
+export async function insertPlatformEventOnce(
+  db: Sequelize,
+  workspaceId: string,
+  event: { type: string; data: Record<string, unknown> },
+  onceKey: string,
+): Promise<boolean> {
+  const id = nameBasedUuid('platform-event', workspaceId, event.type, onceKey);
+  const rows = await db.query(
+    'INSERT INTO platform_events (id, workspace_id, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id',
+    { bind: [id, workspaceId, event.type, JSON.stringify(event.data)], type: QueryTypes.SELECT },
+  );
+  return rows.length === 1;
 }
 
 /** The workspace's events, oldest first. */

@@ -4,6 +4,7 @@ import { openSecret, parseMasterKey } from '../../core/secrets';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { recordSent } from '../../db/repositories/message-delivery';
 import { findMessage } from '../../db/repositories/messages';
+import { listPlatformEvents } from '../../db/repositories/platform-events';
 import { insideServiceWindow } from '../../db/repositories/twilio';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
@@ -177,5 +178,14 @@ describe('Twilio integration and callbacks', () => {
     expect(await insideServiceWindow(api.db, workspaceId, customer, now)).toBe(true);
     expect(await insideServiceWindow(api.db, workspaceId, customer, new Date(now.getTime() + 23 * 60 * 60 * 1000))).toBe(true);
     expect(await insideServiceWindow(api.db, workspaceId, customer, new Date(now.getTime() + 25 * 60 * 60 * 1000))).toBe(false);
+  });
+
+  it('an inbound message Twilio delivers twice (a retried callback) → one message.received event, so one webhook', async () => {
+    const { workspaceId, authToken } = await configured();
+    const inbound = { MessageSid: messageSid(), From: 'whatsapp:+14155550142', To: `whatsapp:${SENDER}`, Body: 'Where is my order?' };
+    const second = { ...inbound, MessageSid: messageSid(), Body: 'Still waiting' };
+    for (const params of [inbound, inbound, second]) expect(await callback(workspaceId, 'inbound', authToken, params)).toBe(200);
+    const received = (await listPlatformEvents(api.db, workspaceId)).filter((event) => event.type === 'message.received');
+    expect(received.map((event) => event.data.text)).toEqual(['Where is my order?', 'Still waiting']);
   });
 });

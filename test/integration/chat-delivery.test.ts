@@ -10,30 +10,24 @@ import {
   newCustomerNumber,
   queueChatMessage,
 } from '../helpers/chat-workspaces';
-import { type EmailStack, startEmailStack } from '../helpers/email-stack';
+import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
+import type { EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
-import { startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
-import { startTwilioStandIn, type TwilioStandIn } from '../helpers/twilio-stand-in';
+import type { TelegramStandIn } from '../helpers/telegram-stand-in';
+import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
-const PUBLIC_BASE_URL = 'https://messaging.example.com';
 
 describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow, real twilio and telegraf clients)', () => {
+  let chat: ChatStack;
   let stack: EmailStack;
   let twilio: TwilioStandIn;
   let telegram: TelegramStandIn;
 
   beforeAll(async () => {
-    twilio = await startTwilioStandIn();
-    telegram = await startTelegramStandIn();
-    stack = await startEmailStack({
-      overrides: { TWILIO_API_URL: twilio.url, TELEGRAM_API_URL: telegram.url, PUBLIC_BASE_URL, RATE_LIMIT_PER_SECOND: '1000' },
-    });
+    chat = await startChatStack();
+    ({ stack, twilio, telegram } = chat);
   });
-  afterAll(async () => {
-    await stack?.close();
-    await twilio?.close();
-    await telegram?.close();
-  });
+  afterAll(() => chat?.close());
 
   const db = () => stack.api.db;
 

@@ -22,8 +22,13 @@ export interface CountingSink {
   readonly refusals: Map<string, number[]>;
   /** Arrival time of the latest accepted message (epoch ms), for the time to recover. */
   lastDeliveryAt: () => number;
-  /** Messages whose bytes arrived and whose answer is still being held (`ackDelayMs`, `stall`). */
-  pendingAcks: () => number;
+  /** Messages accepted (counted) whose answer is still being held (`ackDelayMs`). */
+  heldAcks: () => number;
+  /**
+   * Calls stalled without an answer (`stall`). Kept apart from `heldAcks`: a stall outlives its scenario
+   * (30 s), and a next scenario that counted it as a held acceptance killed the worker with none in flight.
+   */
+  stalledCalls: () => number;
   /** Deliveries of every message so far, repeats included. */
   deliveredTotal: () => number;
   setMode: (mode: SinkMode, options?: { ackDelayMs?: number; stallMs?: number }) => Promise<void>;
@@ -50,7 +55,8 @@ export async function startCountingSink(): Promise<CountingSink> {
   let stallMs = 0;
   let total = 0;
   let lastDeliveryAt = 0;
-  let pending = 0;
+  let held = 0;
+  let stalled = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -66,9 +72,9 @@ export async function startCountingSink(): Promise<CountingSink> {
       stream.on('end', () => {
         const id = messageIdOf(Buffer.concat(chunks).toString('utf8'));
         if (mode === 'stall') {
-          pending += 1;
+          stalled += 1;
           void sleep(stallMs).then(() => {
-            pending -= 1;
+            stalled -= 1;
             callback(refusal(451, 'stalled, try again'));
           });
           return;
@@ -86,9 +92,9 @@ export async function startCountingSink(): Promise<CountingSink> {
           callback();
           return;
         }
-        pending += 1;
+        held += 1;
         void sleep(ackDelayMs).then(() => {
-          pending -= 1;
+          held -= 1;
           callback();
         });
       });
@@ -101,7 +107,8 @@ export async function startCountingSink(): Promise<CountingSink> {
     deliveries,
     refusals,
     lastDeliveryAt: () => lastDeliveryAt,
-    pendingAcks: () => pending,
+    heldAcks: () => held,
+    stalledCalls: () => stalled,
     deliveredTotal: () => total,
     async setMode(next, options = {}) {
       const wasDown = mode === 'down';

@@ -118,8 +118,10 @@ export const SCENARIOS: Scenario[] = [
     proves: 'an attempt that died before the provider accepted its message is retried after its heartbeat and claim lapse, and the message is sent once',
     async run(context) {
       await underWay(context);
+      // Stalls of an earlier scenario may still be open (they last 30 s): only this one's count.
+      const stalledBefore = context.sink.stalledCalls();
       await context.sink.setMode('stall', { stallMs: 30_000 });
-      await waitFor('provider calls in the middle', () => context.sink.pendingAcks() >= 3, 60_000, 20);
+      await waitFor('provider calls in the middle', () => context.sink.stalledCalls() >= stalledBefore + 3, 60_000, 20);
       await context.app.kill('worker');
       await context.sink.setMode('accept');
       await sleep(1_000);
@@ -136,7 +138,7 @@ export const SCENARIOS: Scenario[] = [
     async run(context) {
       await underWay(context);
       await context.sink.setMode('accept', { ackDelayMs: 1_500 });
-      await waitFor('messages held by the provider', () => context.sink.pendingAcks() >= 3, 60_000, 20);
+      await waitFor('messages held by the provider', () => context.sink.heldAcks() >= 3, 60_000, 20);
       await context.app.kill('worker');
       await context.sink.setMode('accept');
       await sleep(1_000);

@@ -209,7 +209,7 @@ export function createApp(deps: AppDeps): Express {
   };
   const emailSends = createSendService({ db, checks });
   emailRoutes(table('Emails'), emailSends, db);
-  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }), db);
+  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
   const campaignDeps: CampaignServiceDeps = {
     db,
     temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),

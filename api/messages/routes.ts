@@ -1,11 +1,4 @@
-import type { Sequelize } from 'sequelize';
-import { AppError } from '../../core/errors';
-import { messageClickedLinks } from '../../db/repositories/link-stats';
-import { listMessageEvents } from '../../db/repositories/message-events';
-import { findFallbackMessageId } from '../../db/repositories/message-fallback';
-import { findMessage } from '../../db/repositories/messages';
 import { MessageStatusSchema } from '../emails/schemas';
-import { messageStatusView } from '../emails/views';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import { MessageAcceptedSchema, MessageParams, SendMessageBody } from './schemas';
 import type { MessageOutcome, MessageService } from './service';
@@ -21,7 +14,7 @@ function reply(outcome: MessageOutcome, idempotencyKey: string): Reply {
   }
 }
 
-export function messageRoutes(routes: RouteTable, messages: MessageService, db: Sequelize): void {
+export function messageRoutes(routes: RouteTable, messages: MessageService): void {
   routes.post('/messages', 'messages:send', {
     summary: 'Send a message over email, WhatsApp or Telegram (accepted, then sent by a durable workflow)',
     body: SendMessageBody,
@@ -41,16 +34,6 @@ export function messageRoutes(routes: RouteTable, messages: MessageService, db: 
     summary: 'Status, metadata, attachments and the events timeline of a message of any channel',
     params: MessageParams,
     responses: { 200: { description: 'The message', schema: MessageStatusSchema }, 404: { description: 'No such message' } },
-    handle: async ({ principal, params }) => {
-      const message = await findMessage(db, principal.workspaceId, params.id);
-      if (!message) throw AppError.notFound('Message');
-      const [events, clicked, fallbackMessageId] = await Promise.all([
-        listMessageEvents(db, principal.workspaceId, message.id),
-        messageClickedLinks(db, principal.workspaceId, message.id),
-        findFallbackMessageId(db, principal.workspaceId, message.id),
-      ]);
-      const fallbackOf = typeof message.content.fallbackOf === 'string' ? message.content.fallbackOf : null;
-      return ok({ ...messageStatusView(message, events, clicked), fallbackOf, fallbackMessageId });
-    },
+    handle: async ({ principal, params }) => ok(await messages.status(principal.workspaceId, params.id)),
   });
 }

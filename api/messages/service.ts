@@ -2,10 +2,15 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { isChatChannel } from '../../core/message-channels';
 import { requestHash } from '../../core/request-hash';
+import { messageClickedLinks } from '../../db/repositories/link-stats';
 import { findAcceptedKey } from '../../db/repositories/message-acceptance';
+import { listMessageEvents } from '../../db/repositories/message-events';
+import { findFallbackMessageId } from '../../db/repositories/message-fallback';
+import { findMessage } from '../../db/repositories/messages';
 import type { SendChecks } from '../emails/draft';
 import type { SendEmailInput } from '../emails/schemas';
 import type { Sender, SendOutcome, SendService } from '../emails/service';
+import { messageStatusView } from '../emails/views';
 import { createChatAcceptance } from './chat-acceptance';
 import { planFallback } from './fallback';
 import type { SendMessageInput } from './schemas';
@@ -65,6 +70,19 @@ export function createMessageService({ db, checks, emails }: MessageServiceDeps)
         ? await acceptChat(principal, target.channel, target, input, hash, { fallback })
         : await emails.sendWithHash(principal, emailInputOf(input, target.to), hash, { contactId: target.contactId, content: { fallback } });
       return outcome.status === 'accepted' ? { ...outcome, channel: target.channel } : outcome;
+    },
+
+    /** GET /messages/:id: the MessageStatus of a message of any channel, with the links of a fallback. */
+    async status(workspaceId: string, id: string) {
+      const message = await findMessage(db, workspaceId, id);
+      if (!message) throw AppError.notFound('Message');
+      const [events, clicked, fallbackMessageId] = await Promise.all([
+        listMessageEvents(db, workspaceId, message.id),
+        messageClickedLinks(db, workspaceId, message.id),
+        findFallbackMessageId(db, workspaceId, message.id),
+      ]);
+      const fallbackOf = typeof message.content.fallbackOf === 'string' ? message.content.fallbackOf : null;
+      return { ...messageStatusView(message, events, clicked), fallbackOf, fallbackMessageId };
     },
   };
 }

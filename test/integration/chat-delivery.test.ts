@@ -95,10 +95,12 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
   it('a Twilio status that arrives before its SID is recorded → parked, then recorded once the send records the SID', async () => {
     const { workspaceId, authToken } = await whatsAppWorkspace();
     const sid = `SM${randomBytes(16).toString('hex')}`;
-    // Not dispatched: the test plays the delivery's part (record the SID, replay what is parked).
-    const id = await queueChatMessage(db(), workspaceId, { channel: 'whatsapp', to: newCustomerNumber(), content: { text: 'x' } });
+    // Not dispatched: the test plays the delivery's part (record the SID, replay what is parked). The
+    // dispatcher stops first: stopped after the queueing, it could still send the message (CI saw it), whose
+    // own SID then left ours naming nothing.
     await stack.stopDispatcher();
     try {
+      const id = await queueChatMessage(db(), workspaceId, { channel: 'whatsapp', to: newCustomerNumber(), content: { text: 'x' } });
       await db().query("UPDATE messages SET status = 'sending' WHERE id = $1", { bind: [id] });
       const path = `/callbacks/twilio/${workspaceId}/status`;
       const posted = await twilio.callback({

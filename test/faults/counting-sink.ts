@@ -100,6 +100,9 @@ export async function startCountingSink(): Promise<CountingSink> {
       });
     },
   });
+  // A worker killed mid-call resets its connections (ECONNRESET): a provider shrugs that off, and without a
+  // listener the SMTP server's 'error' event would end the whole run (the final CI run saw it).
+  server.on('error', () => undefined);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.server.address() as AddressInfo;
   return {

@@ -39,3 +39,16 @@ export function webhookDeliveryWorkflowId(deliveryId: string, run: number): stri
 export function campaignWorkflowId(campaignId: string): string {
   return `campaign:${campaignId}`;
 }
+
+/** One journey workflow per enrollment: it interprets the automation version pinned when the contact entered. */
+export function enrollmentWorkflowId(enrollmentId: string): string {
+  return `enrollment:${enrollmentId}`;
+}
+
+/** One workflow per enroll request (`POST /automations/:id/enroll`): it pages through the audience. */
+export function automationEnrollWorkflowId(requestId: string): string {
+  return `automation-enroll:${requestId}`;
+}
+
+/** Starts enrollments whose workflow never started and matches events stored but not yet matched. */
+export const JOURNEY_SWEEPER_WORKFLOW_ID = 'journey-sweeper';

@@ -1,8 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
 import {
+  automationEnrollWorkflowId,
   campaignWorkflowId,
+  enrollmentWorkflowId,
   DOMAIN_WATCHDOG_WORKFLOW_ID,
   MESSAGE_RECONCILER_WORKFLOW_ID,
   sendBatchWorkflowId,
@@ -14,6 +16,9 @@ import { taskQueueName } from '../core/task-queues';
 import { campaignWorkflow, cancelCampaignSignal, pauseCampaignSignal, resumeCampaignSignal } from './campaign';
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
+import { automationEnrollWorkflow, type AutomationEnrollInput } from './automation-enroll';
+import { journeyWorkflow } from './journey';
+import { exitEnrollmentSignal, type ExitRequestReason, type JourneyEvent, journeyEventSignal } from './journey-signals';
 import type { MessageReconcilerInput } from './message-reconciler';
 import { messageReconcilerWorkflow } from './message-reconciler';
 import { sendBatchWorkflow } from './send-batch';
@@ -144,6 +149,76 @@ const CAMPAIGN_SIGNALS = { pause: pauseCampaignSignal, resume: resumeCampaignSig
 /** Tells a campaign's workflow that the campaign changed (the database holds the change itself). */
 export async function signalCampaign(client: Client, campaignId: string, signal: keyof typeof CAMPAIGN_SIGNALS): Promise<void> {
   await client.workflow.getHandle(campaignWorkflowId(campaignId)).signal(CAMPAIGN_SIGNALS[signal]);
+}
+
+/** An enrollment's journey, at journey priority with the workspace as fairness key. */
+function journeyStart(taskQueuePrefix: string, enrollment: { workspaceId: string; enrollmentId: string; automationId: string; contactId: string }) {
+  return {
+    workflowId: enrollmentWorkflowId(enrollment.enrollmentId),
+    taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+    args: [{ workspaceId: enrollment.workspaceId, enrollmentId: enrollment.enrollmentId }] as [{ workspaceId: string; enrollmentId: string }],
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    priority: { priorityKey: TEMPORAL_PRIORITY.automation, fairnessKey: enrollment.workspaceId },
+    typedSearchAttributes: searchAttributes({
+      WorkspaceId: enrollment.workspaceId,
+      AutomationId: enrollment.automationId,
+      EnrollmentId: enrollment.enrollmentId,
+      ContactId: enrollment.contactId,
+      Kind: 'automation',
+    }),
+  };
+}
+
+/**
+ * Starts the journey of an enrollment, `enrollment:<enrollmentId>`. With the event that triggered it, one
+ * signalWithStart both starts it and hands it the event. A start that finds it running succeeded.
+ */
+export async function startEnrollmentWorkflow(
+  client: Client,
+  taskQueuePrefix: string,
+  enrollment: { workspaceId: string; enrollmentId: string; automationId: string; contactId: string },
+  triggerEvent?: JourneyEvent,
+): Promise<void> {
+  const options = journeyStart(taskQueuePrefix, enrollment);
+  if (!triggerEvent) {
+    await startOnce(() => client.workflow.start(journeyWorkflow, options));
+    return;
+  }
+  await client.workflow.signalWithStart(journeyWorkflow, { ...options, signal: journeyEventSignal, signalArgs: [triggerEvent] });
+}
+
+/** Hands a running journey an event of its contact; a journey that already ended has nothing to do with it. */
+export async function signalEnrollmentEvent(client: Client, enrollmentId: string, event: JourneyEvent): Promise<boolean> {
+  return signalIfRunning(() => client.workflow.getHandle(enrollmentWorkflowId(enrollmentId)).signal(journeyEventSignal, event));
+}
+
+/** Asks a running journey to exit (POST /automations/:id/enrollments/:enrollmentId/exit, or an archive). */
+export async function signalEnrollmentExit(client: Client, enrollmentId: string, reason: ExitRequestReason): Promise<boolean> {
+  return signalIfRunning(() => client.workflow.getHandle(enrollmentWorkflowId(enrollmentId)).signal(exitEnrollmentSignal, { reason }));
+}
+
+async function signalIfRunning(signal: () => Promise<void>): Promise<boolean> {
+  try {
+    await signal();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** The workflow that enrolls a list's or segment's members (or up to 1,000 ids) in pages. */
+export async function startAutomationEnrollWorkflow(client: Client, taskQueuePrefix: string, input: AutomationEnrollInput): Promise<void> {
+  await startOnce(() =>
+    client.workflow.start(automationEnrollWorkflow, {
+      workflowId: automationEnrollWorkflowId(input.requestId),
+      taskQueue: taskQueueName(taskQueuePrefix, 'default'),
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: TEMPORAL_PRIORITY.automation, fairnessKey: input.workspaceId },
+      typedSearchAttributes: searchAttributes({ WorkspaceId: input.workspaceId, AutomationId: input.automationId, Kind: 'automation' }),
+    }),
+  );
 }
 
 /**

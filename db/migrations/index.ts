@@ -17,6 +17,7 @@ import * as telegram from './0016-telegram';
 import * as twilio from './0017-twilio';
 import * as messageParts from './0018-message-parts';
 import * as chatWebhookEvents from './0019-chat-webhook-events';
+import * as automations from './0020-automations';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   { name: '0017-twilio', ...twilio },
   { name: '0018-message-parts', ...messageParts },
   { name: '0019-chat-webhook-events', ...chatWebhookEvents },
+  { name: '0020-automations', ...automations },
 ];

@@ -1,0 +1,104 @@
+import type { AudienceRules } from '../audience-rules';
+import type { Channel } from '../identities';
+import type { NodeInput } from './graph-schema';
+
+/**
+ * The journey graph of a published automation version, as the journey workflow interprets it: durations
+ * in milliseconds, so the workflow parses nothing (the input shape and its normalization are in
+ * ./graph-schema.ts). Only type imports here: the workflow bundle reaches this file.
+ */
+
+export interface EventMatch {
+  event: string;
+  match: Record<string, string>;
+}
+
+export interface MessageNode {
+  id: string;
+  type: 'message';
+  label?: string;
+  preferredChannel: Channel;
+  fallbackChain: Channel[];
+  templateByChannel: Partial<Record<Channel, string>>;
+  attachmentIds: string[];
+  from?: string;
+  next: string | null;
+}
+
+export interface WaitNode {
+  id: string;
+  type: 'wait';
+  label?: string;
+  durationMs?: number;
+  until?: string;
+  atLocalTime?: string;
+  next: string | null;
+}
+export interface WaitForEventNode {
+  id: string;
+  type: 'wait_for_event';
+  label?: string;
+  event: string;
+  match: Record<string, string>;
+  timeoutMs: number;
+  onEvent: string | null;
+  onTimeout: string | null;
+}
+export interface BranchNode {
+  id: string;
+  type: 'branch';
+  label?: string;
+  condition: AudienceRules;
+  then: string | null;
+  else: string | null;
+}
+export interface ExitNode {
+  id: string;
+  type: 'exit';
+  label?: string;
+}
+export type JourneyNode = MessageNode | WaitNode | WaitForEventNode | BranchNode | ExitNode;
+export type NodeType = JourneyNode['type'];
+
+export interface JourneyGraph {
+  entry: string;
+  nodes: JourneyNode[];
+}
+
+/** The ids a node may go on to, in order, with the name of the field each comes from. */
+export function successors(node: JourneyNode | NodeInput): Array<{ field: string; id: string | null }> {
+  switch (node.type) {
+    case 'message':
+    case 'wait':
+      return [{ field: 'next', id: node.next }];
+    case 'wait_for_event':
+      return [{ field: 'onEvent', id: node.onEvent }, { field: 'onTimeout', id: node.onTimeout }];
+    case 'branch':
+      return [{ field: 'then', id: node.then }, { field: 'else', id: node.else }];
+    case 'exit':
+      return [];
+  }
+}
+
+/** Whether an event's properties carry every matched value exactly (numbers and booleans as their text). */
+export function matchesEvent(want: { event: string; match: Record<string, string> }, event: { name: string; properties: Record<string, unknown> }): boolean {
+  if (want.event !== event.name) return false;
+  return Object.entries(want.match).every(([key, value]) => {
+    const actual = event.properties[key];
+    return (typeof actual === 'string' || typeof actual === 'number' || typeof actual === 'boolean') && String(actual) === value;
+  });
+}
+
+/** A node by id; the graph was checked at publication, so a missing one is a bug. */
+export function nodeById(graph: JourneyGraph, id: string): JourneyNode {
+  const node = graph.nodes.find((candidate) => candidate.id === id);
+  if (!node) throw new Error(`Journey node ${id} is not in the graph`);
+  return node;
+}
+
+/** What a node is called in a contact's journey: its label, else its type in words. */
+export function nodeLabelOf(node: JourneyNode, subject?: string | null): string {
+  if (node.label) return node.label;
+  if (node.type === 'message' && subject) return subject;
+  return node.type.replace(/_/g, ' ');
+}

@@ -181,7 +181,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'postgres-crash',
     fault: 'kill -9 of the PostgreSQL postmaster, restarted after 3 s; API and worker left running',
-    proves: 'the API answers (503/500, never hangs) while the database is gone, clients\' retries settle on one id, and the worker\'s steps resume on their own once it is back',
+    proves: 'the API answers 503, never a 500 and never a hang, while the database is gone, clients\' retries settle on one id, and the worker\'s steps resume on their own once it is back',
     async run(context) {
       await underWay(context);
       await context.postgres.crash();

@@ -107,7 +107,7 @@ export async function matchStoredEvent(deps: JourneyEventDeps, event: StoredEven
   try {
     await deps.journeys.within(deps.temporalTimeoutMs, async () => {
       // This event's enrollments, including ones an earlier attempt inserted but could not start.
-      const unstarted = await unstartedOfEvent(db, event.workspaceId, event.id);
+      const unstarted = await unstartedOfEvent(db, event.workspaceId, event.id, triggeredVersions.map((version) => version.automationId));
       const started = await startEnrollments(deps, unstarted);
       if (started < unstarted.length) throw new Error(`${unstarted.length - started} journeys of event ${event.id} not started`);
       const signal = journeyEvent(event);

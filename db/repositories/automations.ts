@@ -119,7 +119,8 @@ export async function findAutomationVersion(db: Sequelize, workspaceId: string, 
 export type DraftUpdate = { state: 'not-found' } | { state: 'archived' } | { state: 'updated' };
 
 /**
- * Edits the draft fields given. A change of triggers, goal or graph gives the draft a new version id, so
+ * Edits the draft fields given. A change of triggers, goal or graph (jsonb equality: the same definition
+ * sent again is no change) gives the draft a new version id, so
  * an activation knows whether there is anything to publish (draft_version_id = current_version_id means
  * the draft is what runs), and an activation that read an older draft cannot publish it under the new id.
  */
@@ -136,7 +137,7 @@ export async function updateAutomationDraft(
          name = COALESCE($3, a.name),
          description = CASE WHEN $4::boolean THEN $5 ELSE a.description END,
          draft = COALESCE($6::jsonb, a.draft),
-         draft_version_id = CASE WHEN $6::jsonb IS NULL THEN a.draft_version_id ELSE gen_random_uuid() END,
+         draft_version_id = CASE WHEN $6::jsonb IS NULL OR $6::jsonb = a.draft THEN a.draft_version_id ELSE gen_random_uuid() END,
          updated_at = now()
        FROM target WHERE a.id = target.id AND target.status <> 'archived'
        RETURNING a.id

@@ -172,11 +172,16 @@ const toUnstarted = (row: UnstartedRow): UnstartedEnrollment => ({
       : { id: row.event_id, name: row.event_name as string, properties: row.event_properties ?? {}, occurredAt: row.event_occurred_at as Date },
 });
 
-/** The enrollments an event created whose journey has not started yet (this request's, or a retry's). */
-export async function unstartedOfEvent(db: Sequelize, workspaceId: string, eventId: string): Promise<UnstartedEnrollment[]> {
+/**
+ * The enrollments an event created in these automations whose journey has not started yet (this
+ * request's, or an earlier attempt's). By automation and event, so enrollments_trigger_idx serves it.
+ */
+export async function unstartedOfEvent(db: Sequelize, workspaceId: string, eventId: string, automationIds: readonly string[]): Promise<UnstartedEnrollment[]> {
+  if (automationIds.length === 0) return [];
   const rows = await db.query<UnstartedRow>(
-    `${UNSTARTED_SELECT} WHERE e.workspace_id = $1 AND e.trigger_event_id = $2 AND e.started_at IS NULL AND e.status = 'active'`,
-    { bind: [workspaceId, eventId], type: QueryTypes.SELECT },
+    `${UNSTARTED_SELECT} WHERE e.automation_id = ANY($3::uuid[]) AND e.trigger_event_id = $2 AND e.workspace_id = $1
+       AND e.started_at IS NULL AND e.status = 'active'`,
+    { bind: [workspaceId, eventId, automationIds], type: QueryTypes.SELECT },
   );
   return rows.map(toUnstarted);
 }

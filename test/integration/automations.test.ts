@@ -161,6 +161,8 @@ describe('lifecycle and versions', () => {
     // A resume: the draft is what runs, so nothing is published again.
     expect(await call('POST', `/automations/${id}/activate`)).toMatchObject({ status: 200, body: { status: 'active', version: 1, versionId } });
 
+    // The same definition sent again is no change: nothing new to publish.
+    expect(await call('PATCH', `/automations/${id}`, { graph: waitGraph() })).toMatchObject({ status: 200, body: { draftVersionId: versionId } });
     const edited = await call('PATCH', `/automations/${id}`, { graph: waitGraph('PT12H') });
     expect(edited).toMatchObject({ status: 200, body: { status: 'active', version: 1, versionId } });
     const draftVersionId = bodyOf(edited).draftVersionId as string;

@@ -29,8 +29,8 @@ export interface SweepReport {
   processed: number;
 }
 
-/** How long one round may spend on Temporal per event before leaving it to the next round. */
-const EVENT_TEMPORAL_TIMEOUT_MS = 30_000;
+/** How long one round may spend on Temporal for its starts, and for each event, before leaving the rest to the next round. */
+const TEMPORAL_TIMEOUT_MS = 30_000;
 
 export function createJourneySweeperActivities(deps: JourneySweeperDeps) {
   const { db } = deps;
@@ -45,12 +45,16 @@ export function createJourneySweeperActivities(deps: JourneySweeperDeps) {
     async sweepJourneys(options: SweepOptions): Promise<SweepReport> {
       const before = new Date(Date.now() - options.olderThanMs);
       const enrollments = await unstartedEnrollments(db, { enteredBefore: before, limit: options.limit });
-      const started = await startEnrollments(journeys, enrollments);
+      // Each start fails on its own (it stays in the outbox); the deadline keeps a Temporal that hangs
+      // from holding the round past its activity timeout.
+      const started = await journeys.journeys.within(TEMPORAL_TIMEOUT_MS, () => startEnrollments(journeys, enrollments));
       const events = await unprocessedEvents(db, { storedBefore: before, limit: options.limit });
       let processed = 0;
       for (const event of events) {
-        const outcome = await matchStoredEvent({ ...journeys, temporalTimeoutMs: EVENT_TEMPORAL_TIMEOUT_MS }, event);
-        if (outcome.processed) processed += 1;
+        const outcome = await matchStoredEvent({ ...journeys, temporalTimeoutMs: TEMPORAL_TIMEOUT_MS }, event);
+        // Temporal is away again: the rest waits for the next round rather than each timing out in turn.
+        if (!outcome.processed) break;
+        processed += 1;
       }
       return { unstarted: enrollments.length, started, unprocessed: events.length, processed };
     },

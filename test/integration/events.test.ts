@@ -103,6 +103,42 @@ describe('POST /events', () => {
     expect(await enrollmentsOf(api.db, automationId)).toHaveLength(1);
   });
 
+  it('two requests at once with one idempotencyKey store one event: one answers 202, the other 200 duplicate with its id', async () => {
+    const { call, workspaceId } = await workspace();
+    const automationId = await activeAutomation(call, { trigger: { event: 'ordered' } });
+    const body = { event: 'ordered', email: `${randomUUID()}@example.com`, idempotencyKey: `order-${randomUUID()}` };
+    const answers = await Promise.all([call('POST', '/events', body), call('POST', '/events', body)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 202]);
+    expect(new Set(answers.map((answer) => bodyOf(answer).id)).size).toBe(1);
+    const stored = await api.db.query<{ n: string }>('SELECT count(*) AS n FROM contact_events WHERE workspace_id = $1', { bind: [workspaceId], type: QueryTypes.SELECT });
+    expect(Number(stored[0].n)).toBe(1);
+    expect(await enrollmentsOf(api.db, automationId)).toHaveLength(1);
+  });
+
+  it('an event a running journey waits for (wait_for_event) reaches it and completes no goal', async () => {
+    const { call } = await workspace();
+    const graph = {
+      entry: 'await',
+      nodes: [
+        { id: 'await', type: 'wait_for_event', event: 'clicked', timeout: 'P1D', onEvent: 'done', onTimeout: null },
+        { id: 'done', type: 'exit' },
+      ],
+    };
+    const automationId = await activeAutomation(call, { trigger: { event: 'signed_up' }, graph });
+    const email = `${randomUUID()}@example.com`;
+    await call('POST', '/events', { event: 'signed_up', email });
+    const [enrollment] = await enrollmentsOf(api.db, automationId);
+    expect(await call('POST', '/events', { event: 'clicked', email })).toMatchObject({ status: 202, body: { triggered: 0, goalsCompleted: 0 } });
+    // An event nothing listens for is not signalled.
+    await call('POST', '/events', { event: 'browsed', email });
+    const { events } = await client.workflow.getHandle(enrollmentWorkflowId(enrollment.id)).fetchHistory();
+    const signalled = (events ?? []).flatMap((event) => {
+      const attributes = event.workflowExecutionSignaledEventAttributes;
+      return attributes?.signalName === 'event' ? [attributes] : [];
+    });
+    expect(signalled).toHaveLength(2);
+  });
+
   it('an event matching the goal of a running enrollment counts it in goalsCompleted and reaches its journey', async () => {
     const { call } = await workspace();
     const automationId = await activeAutomation(call, { trigger: { event: 'signed_up' }, goal: { event: 'purchased', match: { sku: 'A' } } });

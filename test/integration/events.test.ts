@@ -201,12 +201,22 @@ describe('Temporal away, then the journey sweeper', () => {
       expect(enrollment).toMatchObject({ status: 'active', started_at: null });
       expect(await workflowExists(enrollment.id)).toBe(false);
 
+      // An exit needs no Temporal (the row is the truth); an enroll request, which stores nothing, answers 503.
+      const second = await call('POST', '/events', { event: 'signed_up', email: `${randomUUID()}@example.com` });
+      expect(second).toMatchObject({ status: 202, body: { triggered: 1 } });
+      const exitedId = (await enrollmentsOf(db, automationId)).find((row) => row.id !== enrollment.id)?.id;
+      expect(await call('POST', `/automations/${automationId}/enrollments/${exitedId}/exit`)).toMatchObject({ status: 200, body: { status: 'exited', exitReason: 'manual' } });
+      expect(await call('POST', `/automations/${automationId}/enroll`, { contactIds: [randomUUID()] })).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
+
       const sweeper = createJourneySweeperActivities({ db, temporal: client, taskQueuePrefix: prefix });
       const report = await sweeper.sweepJourneys({ olderThanMs: 0, limit: 100 });
-      expect(report).toEqual({ unstarted: 1, started: 1, unprocessed: 1, processed: 1 });
+      // The exited enrollment is not started; both events are matched (the second enrolls nobody again).
+      expect(report).toEqual({ unstarted: 1, started: 1, unprocessed: 2, processed: 2 });
+      expect(await workflowExists(exitedId as string)).toBe(false);
+      expect(await enrollmentsOf(db, automationId)).toHaveLength(2);
       expect(await workflowExists(enrollment.id)).toBe(true);
-      const [after] = await enrollmentsOf(db, automationId);
-      expect(after.started_at).toBeInstanceOf(Date);
+      const after = (await enrollmentsOf(db, automationId)).find((row) => row.id === enrollment.id);
+      expect(after?.started_at).toBeInstanceOf(Date);
       const [event] = await db.query<{ processed_at: Date | null }>('SELECT processed_at FROM contact_events WHERE id = $1', { bind: [bodyOf(accepted).id], type: QueryTypes.SELECT });
       expect(event.processed_at).toBeInstanceOf(Date);
       // The journey got its triggering event with its start, once.

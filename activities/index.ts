@@ -19,6 +19,7 @@ import { botApi } from '../services/telegram-bot-api';
 import { findAttachments } from '../db/repositories/attachments';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { createAutomationEnrollActivities } from './automation-enroll';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
 import type { EmailChannel } from './channels/email-channel';
 import { createSesChannel } from './channels/ses';
@@ -26,6 +27,7 @@ import { createSesClients, type SesClients } from './channels/ses-clients';
 import { createSmtpChannel } from './channels/smtp';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
+import { createJourneySweeperActivities } from './journey-sweeper';
 import { bulkChunkSize, createDeliveryActivities, type DeliveryTiming } from './delivery';
 import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
@@ -99,6 +101,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createReconcilerActivities({ db, temporal, observer, taskQueuePrefix: config.TASK_QUEUE_PREFIX }),
+    ...createAutomationEnrollActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
+    ...createJourneySweeperActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
     ...createDeliveryActivities({
       db,
       observer,

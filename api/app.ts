@@ -18,13 +18,19 @@ import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { botApi } from '../services/telegram-bot-api';
 import type { TemplateRenderer } from '../services/template-renderer';
+import { journeyControl } from '../workflows/starts';
 import { callbackRoutes } from './callbacks/routes';
 import { twilioCallbackRoutes } from './callbacks/twilio';
 import { telegramCallbackRoutes } from './callbacks/telegram';
+import { automationRoutes } from './automations/routes';
+import { createEnrollmentService } from './automations/enrollment';
+import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
+import { eventRoutes } from './events/routes';
+import { createEventService } from './events/service';
 import { messageRoutes } from './messages/routes';
 import { createMessageService } from './messages/service';
 import { createSendService, type SendChecks } from './emails/service';
@@ -210,9 +216,10 @@ export function createApp(deps: AppDeps): Express {
   const emailSends = createSendService({ db, checks });
   emailRoutes(table('Emails'), emailSends, db);
   messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
+  const temporalClient = new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE });
   const campaignDeps: CampaignServiceDeps = {
     db,
-    temporal: new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE }),
+    temporal: temporalClient,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     tokens: confirmationTokens(masterKey),
     sources,
@@ -221,6 +228,14 @@ export function createApp(deps: AppDeps): Express {
   };
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
+  automationRoutes(
+    table('Automations'),
+    createAutomationService(db),
+    createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
+  );
+  // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
+  const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
+  eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

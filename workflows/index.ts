@@ -9,3 +9,5 @@ export { messageReconcilerWorkflow } from './message-reconciler';
 export { sendBatchWorkflow } from './send-batch';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { campaignWorkflow } from './campaign';
+export { automationEnrollWorkflow } from './automation-enroll';
+export { journeySweeperWorkflow } from './journey-sweeper';

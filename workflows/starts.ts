@@ -6,6 +6,7 @@ import {
   campaignWorkflowId,
   enrollmentWorkflowId,
   DOMAIN_WATCHDOG_WORKFLOW_ID,
+  JOURNEY_SWEEPER_WORKFLOW_ID,
   MESSAGE_RECONCILER_WORKFLOW_ID,
   sendBatchWorkflowId,
   sendWorkflowId,
@@ -18,6 +19,7 @@ import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
 import { automationEnrollWorkflow, type AutomationEnrollInput } from './automation-enroll';
 import { journeyWorkflow } from './journey';
+import { journeySweeperWorkflow } from './journey-sweeper';
 import { exitEnrollmentSignal, type ExitRequestReason, type JourneyEvent, journeyEventSignal } from './journey-signals';
 import type { MessageReconcilerInput } from './message-reconciler';
 import { messageReconcilerWorkflow } from './message-reconciler';
@@ -207,6 +209,19 @@ async function signalIfRunning(signal: () => Promise<void>): Promise<boolean> {
   }
 }
 
+/**
+ * Journeys as services/journey-events.ts reaches them (its `JourneyControl`): starts, event signals, and
+ * one deadline over a group of calls, so a request gives up on an unreachable Temporal in time.
+ */
+export function journeyControl(client: Client, taskQueuePrefix: string) {
+  return {
+    start: (enrollment: { workspaceId: string; enrollmentId: string; automationId: string; contactId: string }, triggerEvent?: JourneyEvent) =>
+      startEnrollmentWorkflow(client, taskQueuePrefix, enrollment, triggerEvent),
+    signal: (enrollmentId: string, event: JourneyEvent) => signalEnrollmentEvent(client, enrollmentId, event),
+    within: <T>(timeoutMs: number, work: () => Promise<T>): Promise<T> => client.connection.withDeadline(Date.now() + timeoutMs, work),
+  };
+}
+
 /** The workflow that enrolls a list's or segment's members (or up to 1,000 ids) in pages. */
 export async function startAutomationEnrollWorkflow(client: Client, taskQueuePrefix: string, input: AutomationEnrollInput): Promise<void> {
   await startOnce(() =>
@@ -232,4 +247,5 @@ export async function startSingletons(client: Client, taskQueuePrefix: string, r
   await startOnce(() =>
     client.workflow.start(messageReconcilerWorkflow, { ...control, workflowId: `${taskQueuePrefix}${MESSAGE_RECONCILER_WORKFLOW_ID}`, args: [reconciler] }),
   );
+  await startOnce(() => client.workflow.start(journeySweeperWorkflow, { ...control, workflowId: `${taskQueuePrefix}${JOURNEY_SWEEPER_WORKFLOW_ID}`, args: [{}] }));
 }

@@ -88,6 +88,12 @@ describe('workspaces are isolated on every route', () => {
       const id = createdId(await call('POST', '/attachments', { filename: `${marker}.pdf`, content: Buffer.from('%PDF-1.7').toString('base64') }));
       return { id, read: detail(call, `/attachments/${id}`) };
     },
+    automations: async ({ call, marker }) => {
+      const graph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P1D', next: null }] };
+      const id = createdId(await call('POST', '/automations', { name: marker, trigger: { event: marker }, graph }));
+      await call('POST', `/automations/${id}/activate`);
+      return { id, read: detail(call, `/automations/${id}`) };
+    },
     campaigns: async ({ workspaceId, call, marker }) => {
       const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
       const listId = createdId(await call('POST', '/lists', { name: `${marker} audience` }));
@@ -145,6 +151,8 @@ describe('workspaces are isolated on every route', () => {
 
   /** Bodies valid under each route's schema, so B's request reaches the lookup rather than stopping at 422. */
   const bodies: Record<string, unknown> = {
+    'PATCH /automations/{id}': { name: 'taken' },
+    'POST /automations/{id}/enroll': { contactIds: [randomUUID()] },
     'PATCH /campaigns/{id}': { name: 'taken' },
     'POST /campaigns/{id}/send': { scheduledAt: new Date(Date.now() + 86_400_000).toISOString() },
     'POST /contacts/{id}/tags': { tags: ['taken'] },

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
+import type { EnrollPageResult } from '../../../activities/automation-enroll';
 import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
+import type { SweepReport } from '../../../activities/journey-sweeper';
 import type { ReconcileReport } from '../../../activities/reconciler';
 import type { WebhookAttemptOutcome } from '../../../activities/webhooks';
 import type * as workflows from '../../../workflows';
@@ -141,6 +143,28 @@ export const SCENARIOS: HistoryScenario[] = [
       matchParkedProviderEvents: sequence({ recorded: 0, expired: 0 }),
     },
     drive: async (env) => env.sleep(3 * 60_000),
+    continuesForever: true,
+  },
+  {
+    name: 'automation-enroll-pages',
+    workflow: 'automationEnrollWorkflow',
+    args: () => [{ workspaceId, automationId: randomUUID(), requestId: randomUUID(), audience: { listId: randomUUID() }, pageSize: 2 }],
+    activities: {
+      enrollAudiencePage: sequence<EnrollPageResult>(
+        { state: 'more', cursor: '00000000-0000-4000-8000-000000000001', enrolled: 2 },
+        { state: 'more', cursor: '00000000-0000-4000-8000-000000000003', enrolled: 1 },
+        { state: 'done', cursor: '00000000-0000-4000-8000-000000000004', enrolled: 1 },
+      ),
+    },
+  },
+  {
+    name: 'journey-sweeper-rounds',
+    workflow: 'journeySweeperWorkflow',
+    args: () => [{ intervalMs: 15_000, olderThanMs: 30_000, limit: 10 }],
+    activities: {
+      sweepJourneys: sequence<SweepReport>({ unstarted: 10, started: 10, unprocessed: 0, processed: 0 }, { unstarted: 0, started: 0, unprocessed: 1, processed: 1 }),
+    },
+    drive: async (env) => env.sleep(60_000),
     continuesForever: true,
   },
   {

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import { findAutomation } from '../../db/repositories/automations';
+import { type EnrollmentRecord, type EnrollmentStatus, exitEnrollment, listEnrollments } from '../../db/repositories/enrollments';
+import { findList } from '../../db/repositories/lists';
+import { findSegment } from '../../db/repositories/segments';
+import type { EnrollAudience } from '../../workflows/automation-enroll';
+import { signalEnrollmentExit, startAutomationEnrollWorkflow } from '../../workflows/starts';
+import type { AutomationEnrollInput } from './schemas';
+
+export interface EnrollmentServiceDeps {
+  db: Sequelize;
+  temporal: Client;
+  taskQueuePrefix: string;
+  logger: Logger;
+  /** How long a workflow start or signal may take before the request gives up on Temporal. */
+  temporalTimeoutMs?: number;
+}
+
+/** Enroll requests, and the enrollments of an automation: listed, and ended by hand. */
+export function createEnrollmentService(deps: EnrollmentServiceDeps) {
+  const { db } = deps;
+  const timeoutMs = deps.temporalTimeoutMs ?? 3_000;
+
+  return {
+    /**
+     * Queues the enrollment of a list's or segment's members or of given contacts: the enroll workflow
+     * pages through them (workflows/automation-enroll.ts). The automation must be active; the list or
+     * segment must be the workspace's (404, as for an unknown id).
+     */
+    async enroll(workspaceId: string, automationId: string, input: AutomationEnrollInput) {
+      const automation = await findAutomation(db, workspaceId, automationId);
+      if (!automation) throw AppError.notFound('Automation');
+      if (automation.status !== 'active') throw new AppError('conflict', `The automation is ${automation.status}: only an active automation enrolls`);
+      let audience: EnrollAudience;
+      if (input.listId) {
+        if (!(await findList(db, workspaceId, input.listId))) throw AppError.notFound('List');
+        audience = { listId: input.listId };
+      } else if (input.segmentId) {
+        if (!(await findSegment(db, workspaceId, input.segmentId))) throw AppError.notFound('Segment');
+        audience = { segmentId: input.segmentId };
+      } else {
+        audience = { contactIds: [...new Set(input.contactIds)] };
+      }
+      const requestId = randomUUID();
+      try {
+        await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () =>
+          startAutomationEnrollWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, automationId, requestId, audience }),
+        );
+      } catch (err) {
+        // Nothing was stored: unlike an event, an enroll request has no row to finish later.
+        deps.logger.warn({ err, automationId }, 'the enroll workflow could not be started');
+        throw new AppError('service_unavailable', 'The background workers cannot be reached; nothing was enrolled, try again');
+      }
+      return { id: requestId, queued: true, audience: 'listId' in audience ? ('list' as const) : 'segmentId' in audience ? ('segment' as const) : ('contacts' as const) };
+    },
+
+    async list(workspaceId: string, automationId: string, page: { status?: EnrollmentStatus; limit: number; offset: number }) {
+      if (!(await findAutomation(db, workspaceId, automationId))) throw AppError.notFound('Automation');
+      return listEnrollments(db, workspaceId, automationId, page);
+    },
+
+    /**
+     * Ends an active enrollment (`exited`, `manual`) in the database, then tells its journey. The row is
+     * the truth: the journey reads it at its next step, so a signal lost to an unreachable Temporal only
+     * delays the exit.
+     */
+    async exit(workspaceId: string, automationId: string, enrollmentId: string): Promise<EnrollmentRecord> {
+      const outcome = await exitEnrollment(db, workspaceId, automationId, enrollmentId, 'manual');
+      if (outcome.state === 'not-found') throw AppError.notFound('Enrollment');
+      if (outcome.state === 'ended') throw new AppError('conflict', `The enrollment already ended (${outcome.status})`);
+      try {
+        await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () => signalEnrollmentExit(deps.temporal, enrollmentId, 'manual'));
+      } catch (err) {
+        deps.logger.warn({ err, enrollmentId }, 'exit signal not delivered; the journey sees the exit at its next step');
+      }
+      return outcome.enrollment;
+    },
+  };
+}
+
+export type EnrollmentService = ReturnType<typeof createEnrollmentService>;

@@ -1,0 +1,139 @@
+import type { Sequelize } from 'sequelize';
+import { AppError } from '../../core/errors';
+import type { EventMatch } from '../../core/journeys/graph';
+import type { GraphInput } from '../../core/journeys/graph-schema';
+import { checkedGraph, type DefinitionIssue, definitionError, listenedEvents, templateIdsOf } from '../../core/journeys/validation';
+import {
+  activateAutomation,
+  type AutomationDraft,
+  type AutomationRecord,
+  archiveAutomation,
+  findAutomation,
+  findAutomationVersion,
+  insertAutomation,
+  listAutomations,
+  pauseAutomation,
+  updateAutomationDraft,
+} from '../../db/repositories/automations';
+import { findTemplate } from '../../db/repositories/templates';
+import type { CreateAutomationInput, UpdateAutomationInput } from './schemas';
+
+/** The triggers of a body: `trigger` is shorthand for one; absent leaves them as they were (an update). */
+function triggersOf(input: { trigger?: EventMatch; triggers?: EventMatch[] }): EventMatch[] | undefined {
+  if (input.trigger) return [input.trigger];
+  return input.triggers;
+}
+
+const notInStatus = (status: string, action: string) => new AppError('conflict', `The automation is ${status}: it cannot be ${action}`);
+
+/**
+ * Every template a graph's message nodes name exists in the workspace and serves that channel; 422 on
+ * `graph.nodes[i].templateByChannel.<channel>` naming the node otherwise.
+ */
+async function checkTemplates(db: Sequelize, workspaceId: string, graph: GraphInput): Promise<void> {
+  const uses = templateIdsOf(graph);
+  const ids = [...new Set(uses.map((use) => use.templateId))];
+  const found = new Map(await Promise.all(ids.map(async (id) => [id, await findTemplate(db, workspaceId, id)] as const)));
+  const issues: DefinitionIssue[] = [];
+  for (const { nodeIndex, channel, templateId } of uses) {
+    const template = found.get(templateId);
+    const nodeId = graph.nodes[nodeIndex].id;
+    const path = `graph.nodes[${nodeIndex}].templateByChannel.${channel}`;
+    if (!template) issues.push({ path, message: `Node "${nodeId}": no template ${templateId} in the workspace` });
+    else if (!(template.channels as string[]).includes(channel)) issues.push({ path, message: `Node "${nodeId}": template ${templateId} does not serve ${channel}` });
+  }
+  if (issues.length > 0) throw definitionError(issues);
+}
+
+/** The whole definition checked as activation will check it: the graph, then its templates. */
+async function checkDefinition(db: Sequelize, workspaceId: string, draft: AutomationDraft) {
+  const graph = checkedGraph(draft.graph);
+  await checkTemplates(db, workspaceId, draft.graph);
+  return graph;
+}
+
+export function createAutomationService(db: Sequelize) {
+  async function get(workspaceId: string, automationId: string): Promise<AutomationRecord> {
+    const automation = await findAutomation(db, workspaceId, automationId);
+    if (!automation) throw AppError.notFound('Automation');
+    return automation;
+  }
+
+  return {
+    get,
+
+    /** The automation with its current version (null before the first activation). */
+    async detail(workspaceId: string, automationId: string) {
+      const automation = await get(workspaceId, automationId);
+      const current = automation.currentVersionId ? await findAutomationVersion(db, workspaceId, automation.currentVersionId) : null;
+      return { automation, current };
+    },
+
+    list: (workspaceId: string, page: { limit: number; offset: number }) => listAutomations(db, workspaceId, page),
+
+    /** A draft, checked as activation will check it, so a definition that could never run is refused at once. */
+    async create(workspaceId: string, input: CreateAutomationInput): Promise<AutomationRecord> {
+      const draft: AutomationDraft = { triggers: triggersOf(input) ?? [], goal: input.goal ?? null, graph: input.graph };
+      await checkDefinition(db, workspaceId, draft);
+      return insertAutomation(db, workspaceId, { name: input.name, description: input.description ?? null, draft });
+    },
+
+    /** Draft fields change while the automation is not archived; running enrollments keep their version. */
+    async update(workspaceId: string, automationId: string, input: UpdateAutomationInput): Promise<AutomationRecord> {
+      const automation = await get(workspaceId, automationId);
+      if (automation.status === 'archived') throw notInStatus('archived', 'edited');
+      const triggers = triggersOf(input);
+      const definitionChanged = triggers !== undefined || input.goal !== undefined || input.graph !== undefined;
+      let draft: AutomationDraft | undefined;
+      if (definitionChanged) {
+        draft = { triggers: triggers ?? automation.draft.triggers, goal: input.goal === undefined ? automation.draft.goal : input.goal, graph: input.graph ?? automation.draft.graph };
+        await checkDefinition(db, workspaceId, draft);
+      }
+      const outcome = await updateAutomationDraft(db, workspaceId, automationId, { name: input.name, description: input.description, draft });
+      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+      if (outcome.state === 'archived') throw notInStatus('archived', 'edited');
+      return get(workspaceId, automationId);
+    },
+
+    /**
+     * Publishes the draft as the next immutable version and makes the automation active; an unchanged
+     * draft (a resume after a pause) publishes nothing. Templates are checked again: one may have been
+     * deleted since the draft was saved.
+     */
+    async activate(workspaceId: string, automationId: string) {
+      const automation = await get(workspaceId, automationId);
+      if (automation.status === 'archived') throw notInStatus('archived', 'activated');
+      const graph = await checkDefinition(db, workspaceId, automation.draft);
+      const { triggers, goal } = automation.draft;
+      const outcome = await activateAutomation(db, workspaceId, automationId, {
+        draftVersionId: automation.draftVersionId,
+        triggers,
+        goal,
+        graph,
+        triggerEvents: [...new Set(triggers.map((trigger) => trigger.event))],
+        listens: listenedEvents(graph, goal),
+      });
+      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+      if (outcome.state === 'archived') throw notInStatus('archived', 'activated');
+      if (outcome.state === 'draft-changed') throw new AppError('conflict', 'The draft was edited while it was being activated: activate again');
+      const activated = await get(workspaceId, automationId);
+      return { id: activated.id, status: 'active' as const, version: activated.version as number, versionId: activated.currentVersionId as string };
+    },
+
+    async pause(workspaceId: string, automationId: string) {
+      const outcome = await pauseAutomation(db, workspaceId, automationId);
+      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+      if (outcome.state === 'refused') throw notInStatus(outcome.status, 'paused');
+      return { id: automationId, status: 'paused' as const };
+    },
+
+    async archive(workspaceId: string, automationId: string) {
+      const outcome = await archiveAutomation(db, workspaceId, automationId);
+      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+      if (outcome.state === 'refused') throw notInStatus(outcome.status, 'archived');
+      return { id: automationId, status: 'archived' as const };
+    },
+  };
+}
+
+export type AutomationService = ReturnType<typeof createAutomationService>;

@@ -98,6 +98,8 @@ export function simulateJourney(input: SimulationInput): SimulationRun {
   let nodeId: string | null = input.graph.entry;
   while (nodeId !== null) {
     if (goalBy(clock)) return goalReached();
+    // A checked graph is acyclic, so no node comes twice; a stored graph that loops must not hang the API.
+    if (path.length > input.graph.nodes.length) throw new Error('The journey graph has a cycle');
     const node = nodeById(input.graph, nodeId);
     const step: SimulatedStep = { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node), at: clock, outcome: 'exit' };
     path.push(step);

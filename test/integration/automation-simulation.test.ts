@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import express from 'express';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createAutomationLinks } from '../../api/automations/links';
+import { automationSimulationRoutes } from '../../api/automations/simulation-routes';
+import { AllowedMethods } from '../../api/http/allowed-methods';
+import { createOpenApiRegistry } from '../../api/http/openapi';
+import { RouteTable } from '../../api/http/route';
 import { createAutomationSimulation } from '../../api/automations/simulation';
 import { SimulateBody, type SimulateInput } from '../../api/automations/simulation-schemas';
 import { loadConfig } from '../../core/config';
@@ -13,7 +18,8 @@ import { insertContact } from '../../db/repositories/contacts';
 import { insertTemplate } from '../../db/repositories/templates';
 import { createSequelize } from '../../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions, type TemplateRenderer } from '../../services/template-renderer';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { type ApiHarness, startApi } from '../helpers/api-harness';
+import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
 
 const DAY = 86_400_000;
 
@@ -274,5 +280,44 @@ describe('GET /automations/:id/links (the service)', () => {
     const links = await createAutomationLinks(db).links(workspaceId, automationId);
     expect(links).toEqual([expect.objectContaining({ canonicalUrl: 'https://shop.example/a', uniqueClicks: 1, totalClicks: 1, machineClicks: 1, role: 'cta' })]);
     await expect(createAutomationLinks(db).links(workspaceId, randomUUID())).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('the simulate and links routes over HTTP', () => {
+  let api: ApiHarness;
+  let renderer: TemplateRenderer;
+
+  beforeAll(async () => {
+    renderer = createTemplateRenderer(templateRendererOptions(loadConfig(process.env)));
+    // The lead wires these lines into api/automations/routes.ts; here they are mounted as the app mounts its tables.
+    api = await startApi({}, {
+      extend: (router, edge) => {
+        const json = express.json();
+        const table = new RouteTable({ router, registry: createOpenApiRegistry(), edge, parseBody: { default: json, large: json }, allowed: new AllowedMethods() }, 'Automations');
+        automationSimulationRoutes(table, {
+          simulation: { simulate: (...args) => createAutomationSimulation({ db: api.db, templateRenderer: renderer }).simulate(...args) },
+          links: { links: (...args) => createAutomationLinks(api.db).links(...args) },
+        });
+      },
+    });
+  });
+  afterAll(async () => {
+    await api.close();
+    await renderer.close();
+  });
+
+  it('simulate answers 200 with the run; 422 for a bad body; 404 for another workspace\'s automation; 403 without automations:write', async () => {
+    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { automationId } = await createAutomation(api.db, workspaceId, { published: { graph: { entry: 'w', nodes: [{ id: 'w', type: 'wait', durationMs: DAY, next: null }] } } });
+    const call = api.as(apiKey);
+    const run = await call('POST', `/automations/${automationId}/simulate`, { startAt: '2026-05-04T10:00:00Z' });
+    expect(run).toMatchObject({ status: 200, body: { outcome: { status: 'completed', exitReason: 'completed', at: '2026-05-05T10:00:00.000Z' }, version: 1, messages: [] } });
+    expect((await call('POST', `/automations/${automationId}/simulate`, { contactId: randomUUID(), contact: {} })).status).toBe(422);
+    expect((await call('POST', `/automations/${automationId}/simulate`, { contactId: randomUUID() })).body).toMatchObject({ error: 'not_found' });
+    const other = await createWorkspace(api.db);
+    expect((await api.as(other.apiKey)('POST', `/automations/${automationId}/simulate`, {})).status).toBe(404);
+    const { apiKey: reader } = await createKey(api.db, workspaceId, ['automations:read']);
+    expect(await api.as(reader)('POST', `/automations/${automationId}/simulate`, {})).toMatchObject({ status: 403, body: { need: 'automations:write' } });
+    expect(await api.as(reader)('GET', `/automations/${automationId}/links`)).toMatchObject({ status: 200, body: { data: [] } });
   });
 });

@@ -173,6 +173,37 @@ describe('a journey simulated under a fake clock', () => {
   });
 });
 
+describe('a simulated journey\'s edge cases', () => {
+  it('when the goal and a wait_for_event want the same event, the goal wins', () => {
+    const graph: JourneyGraph = {
+      entry: 'e',
+      nodes: [{ id: 'e', type: 'wait_for_event', event: 'purchase', match: {}, timeoutMs: DAY, onEvent: 'm', onTimeout: null }, message('m', null)],
+    };
+    const result = run(graph, { goal: purchase, events: [event('purchase', HOUR)] });
+    expect(result.path).toEqual([{ nodeId: 'e', nodeType: 'wait_for_event', label: 'wait for event', at: T0, outcome: 'goal_reached' }]);
+    expect(result.outcome).toEqual({ status: 'exited', exitReason: 'goal_reached', at: at(HOUR) });
+  });
+
+  it('a wait to a local time follows the contact\'s zone across the spring-forward night', () => {
+    // Saturday 28 March 2026, 12:00 Paris (11:00Z); a day later, then 09:00 Paris, which is 07:00Z after the jump.
+    const graph: JourneyGraph = { entry: 'w', nodes: [{ id: 'w', type: 'wait', durationMs: DAY, atLocalTime: '09:00', next: 'm' }, message('m', null)] };
+    const result = run(graph, { startAt: new Date('2026-03-28T11:00:00Z'), timeZone: 'Europe/Paris' });
+    expect(result.messages[0].at).toEqual(new Date('2026-03-30T07:00:00Z'));
+  });
+
+  it('an `any` cap counts the simulated sends of every channel', () => {
+    const settings: JourneySettings = { ...DEFAULT_JOURNEY_SETTINGS, frequencyCaps: [{ channel: 'any', limit: 1, windowMs: 6 * HOUR }] };
+    const chat = (id: string, next: string | null) => message(id, next, { preferredChannel: 'whatsapp', fallbackChain: [] });
+    const result = run({ entry: 'a', nodes: [message('a', 'b'), chat('b', null)] }, { settings });
+    expect(result.messages.map((sent) => [sent.channel, sent.at, sent.deferred?.reason])).toEqual([['email', T0, undefined], ['whatsapp', at(6 * HOUR), 'frequency_cap']]);
+  });
+
+  it('a stored graph that loops is refused rather than run forever', () => {
+    const looping: JourneyGraph = { entry: 'a', nodes: [wait('a', HOUR, 'b'), wait('b', HOUR, 'a')] };
+    expect(() => run(looping)).toThrow('cycle');
+  });
+});
+
 describe('a synthetic contact\'s branch rules, in memory', () => {
   const rules = (...conditions: AudienceRules['rules']): AudienceRules => ({ type: 'group', operator: 'and', rules: conditions });
   const contact = {

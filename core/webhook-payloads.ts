@@ -34,6 +34,8 @@ export interface MessageEventSource {
     contactId: string | null;
     campaignId: string | null;
     enrollmentId: string | null;
+    /** Set on journey messages, with enrollmentId. */
+    automationId: string | null;
   };
 }
 
@@ -83,6 +85,7 @@ export function webhookBody(event: WebhookEvent, source: WebhookEventSource): We
       contactId: message.contactId,
       campaignId: message.campaignId,
       enrollmentId: message.enrollmentId,
+      automationId: message.automationId,
       ...eventDetails(source),
     },
   };

@@ -3,6 +3,7 @@ import { fieldsByKey } from '../../core/custom-fields';
 import { AppError } from '../../core/errors';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
+import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listCustomFields } from '../../db/repositories/custom-fields';
@@ -13,6 +14,9 @@ import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '.
 import { audienceCondition } from '../../db/segment-query';
 import type { ContactListInput, UpsertContactInput } from './schemas';
 import { upsertContact } from './upsert';
+
+/** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
+export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent'; at: Date } & Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -107,13 +111,48 @@ export function createContactService(db: Sequelize) {
     },
 
     /**
-     * The contact's timeline as far as this version knows it: behavioural events, as touches of kind
-     * `event`. Messages, notes, conversions and enrollments join as their features land.
+     * The contact's timeline, newest first: behavioural events (touches of kind `event`), its enrollments
+     * (entered, where it stands while active, exited with the reason) and the messages journeys sent it.
+     * Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
      */
-    async journey(workspaceId: string, contactId: string, page: { limit: number; before?: string }) {
+    async journey(workspaceId: string, contactId: string, page: { limit: number; before?: string }): Promise<JourneyEntry[]> {
       await requireContact(workspaceId, contactId);
-      const events = await contactEvents(db, workspaceId, contactId, { limit: page.limit, before: page.before ? new Date(page.before) : undefined });
-      return events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name }));
+      const window = { limit: page.limit, before: page.before ? new Date(page.before) : undefined };
+      const [events, enrollments, messages] = await Promise.all([
+        contactEvents(db, workspaceId, contactId, window),
+        enrollmentEntries(db, workspaceId, contactId, window),
+        journeyMessageEntries(db, workspaceId, contactId, window),
+      ]);
+      const entries: JourneyEntry[] = [
+        ...events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name })),
+        ...enrollments.map((entry) => ({
+          type: 'enrollment' as const,
+          at: entry.at,
+          phase: entry.phase,
+          enrollmentId: entry.enrollmentId,
+          automationId: entry.automationId,
+          automationName: entry.automationName,
+          status: entry.status,
+          ...(entry.phase === 'current' && { nodeId: entry.nodeId, nodeType: entry.nodeType, nodeLabel: entry.nodeLabel }),
+          ...(entry.phase === 'exited' && { exitReason: entry.exitReason }),
+        })),
+        ...messages.map((message) => ({
+          type: 'message_sent' as const,
+          at: message.at,
+          kind: 'automation',
+          messageId: message.messageId,
+          channel: message.channel,
+          subject: message.subject,
+          status: message.status,
+          enrollmentId: message.enrollmentId,
+          automationId: message.automationId,
+          nodeId: message.nodeId,
+          nodeType: 'message',
+          // The spec: a message step is labelled by its email subject.
+          nodeLabel: message.subject ?? 'message',
+        })),
+      ];
+      return entries.sort((a, b) => b.at.getTime() - a.at.getTime()).slice(0, page.limit);
     },
   };
 }

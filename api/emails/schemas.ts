@@ -177,6 +177,7 @@ export const MessageStatusSchema = z
     kind: MessageKindSchema,
     campaignId: z.uuid().nullable(),
     enrollmentId: z.uuid().nullable(),
+    automationId: z.uuid().nullable().optional().describe('The automation of a journey message (with enrollmentId)'),
     contactId: z.uuid().nullable(),
     attachments: z.array(z.object({ id: z.string(), filename: z.string(), contentType: z.string(), size: z.number().int() })),
     createdAt: z.iso.datetime(),

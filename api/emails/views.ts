@@ -76,6 +76,7 @@ export function linkStatsView(links: LinkClicks[]): { data: Array<z.infer<typeof
 export function messageStatusView(message: Message, events: MessageEvent[], clicked: LinkClicks[]): z.infer<typeof MessageStatusSchema> {
   return {
     ...emailListRowView(message),
+    automationId: message.automationId,
     channel: message.channel,
     toAddresses: message.to,
     provider: message.provider,

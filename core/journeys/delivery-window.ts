@@ -61,6 +61,8 @@ export function capRelease(now: Date, channel: Channel, caps: readonly Frequency
   let release: number | null = null;
   for (const cap of caps) {
     if (cap.channel !== 'any' && cap.channel !== channel) continue;
+    // A cap of zero would hold every message forever: no moment frees it, so it holds nothing back.
+    if (cap.limit < 1) continue;
     const since = now.getTime() - cap.windowMs;
     const counted = recent
       .filter((send) => (cap.channel === 'any' || send.channel === cap.channel) && send.at.getTime() > since)

@@ -28,6 +28,8 @@ export function isTimeZone(value: unknown): value is string {
   }
 }
 
+const HALF_DAY_MS = 12 * 60 * 60 * 1000;
+
 interface WallClock {
   year: number;
   month: number;
@@ -49,14 +51,19 @@ function offsetAt(at: Date, timeZone: string): number {
 }
 
 /**
- * The moment a wall-clock time happens in the zone: the offset guessed at the naive moment, then taken
- * again where that guess lands. A time skipped by a daylight-saving jump comes out the same distance
- * after the jump (02:30 on a spring-forward night is 03:30); a repeated one, the later of the two.
+ * The moment a wall-clock time happens in the zone. The zone's offsets half a day before and after the
+ * naive moment are the only ones that can apply (no zone changes its offset twice within a day); a
+ * candidate is right when the zone's clock shows the wanted time at it. A time repeated by a fall-back
+ * jump has two right candidates: the later is taken. A time skipped by a spring-forward jump has none: it
+ * comes out the same distance after the jump (02:30 on that night is 03:30), east or west of Greenwich.
  */
 export function zonedMoment(wall: WallClock, timeZone: string): Date {
   const naive = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
-  const guess = naive - offsetAt(new Date(naive), timeZone);
-  return new Date(naive - offsetAt(new Date(guess), timeZone));
+  const before = offsetAt(new Date(naive - HALF_DAY_MS), timeZone);
+  const after = offsetAt(new Date(naive + HALF_DAY_MS), timeZone);
+  const right = [naive - before, naive - after].filter((candidate) => offsetAt(new Date(candidate), timeZone) === naive - candidate);
+  // In a gap, the offset in force before the jump carries the wall time past it by the jump's length.
+  return new Date(right.length > 0 ? Math.max(...right) : naive - before);
 }
 
 /** Minutes since local midnight of `HH:MM`. */

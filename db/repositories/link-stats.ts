@@ -56,9 +56,11 @@ export interface LinkStatsScope {
   from?: Date;
   until?: Date;
   campaignId?: string;
+  /** The messages of one automation's journeys (messages.automation_id). */
+  automationId?: string;
 }
 
-/** A workspace's links over a period (and one campaign's, when named), most unique clicks first. */
+/** A workspace's links over a period (and one campaign's or automation's, when named), most unique clicks first. */
 export async function linkStats(db: Sequelize, workspaceId: string, scope: LinkStatsScope, limit = 500): Promise<LinkClicks[]> {
   const where = [`e.workspace_id = $1`, `e.type = 'click'`];
   const bind: unknown[] = [workspaceId];
@@ -69,6 +71,7 @@ export async function linkStats(db: Sequelize, workspaceId: string, scope: LinkS
   if (scope.from) add((p) => `e.created_at >= ${p}`, scope.from);
   if (scope.until) add((p) => `e.created_at < ${p}`, scope.until);
   if (scope.campaignId) add((p) => `EXISTS (SELECT 1 FROM messages m WHERE m.id = e.message_id AND m.campaign_id = ${p})`, scope.campaignId);
+  if (scope.automationId) add((p) => `EXISTS (SELECT 1 FROM messages m WHERE m.id = e.message_id AND m.automation_id = ${p})`, scope.automationId);
   const rows = await db.query<LinkClicksRow>(
     `${GROUPED} WHERE ${where.join(' AND ')}
      GROUP BY l.canonical_url ORDER BY unique_clicks DESC, total_clicks DESC, l.canonical_url LIMIT ${Number(limit)}`,

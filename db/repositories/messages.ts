@@ -51,6 +51,8 @@ export interface Message extends Omit<NewMessage, 'campaignId' | 'enrollmentId' 
   status: MessageStatus;
   campaignId: string | null;
   enrollmentId: string | null;
+  /** The automation of a journey message (migration 0020). */
+  automationId: string | null;
   contactId: string | null;
   templateVersionId: string | null;
   provider: string | null;
@@ -78,6 +80,7 @@ export interface MessageRow {
   template_version_id: string | null;
   campaign_id: string | null;
   enrollment_id: string | null;
+  automation_id: string | null;
   contact_id: string | null;
   quota_units: number;
   quota_period: string;
@@ -137,6 +140,7 @@ export function toMessage(row: MessageRow): Message {
     templateVersionId: row.template_version_id,
     campaignId: row.campaign_id,
     enrollmentId: row.enrollment_id,
+    automationId: row.automation_id ?? null,
     contactId: row.contact_id,
     quotaUnits: row.quota_units,
     quotaPeriod: row.quota_period,

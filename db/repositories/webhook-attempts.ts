@@ -63,10 +63,10 @@ export async function findEventSource(db: Sequelize, workspaceId: string, target
     type: string; classification: string | null; reason: string | null; bounce_type: string | null; link_url: string | null;
     link_id: string | null; link_role: string | null; data: Record<string, unknown>; created_at: Date; message_id: string; kind: string;
     channel: string; from_address: string | null; to_addresses: string[]; subject: string | null; contact_id: string | null;
-    campaign_id: string | null; enrollment_id: string | null;
+    campaign_id: string | null; enrollment_id: string | null; automation_id: string | null;
   }>(
     `SELECT e.type, e.classification, e.reason, e.bounce_type, e.link_url, e.link_id, e.link_role, e.data, e.created_at,
-       m.id AS message_id, m.kind, m.channel, m.from_address, m.to_addresses, m.subject, m.contact_id, m.campaign_id, m.enrollment_id
+       m.id AS message_id, m.kind, m.channel, m.from_address, m.to_addresses, m.subject, m.contact_id, m.campaign_id, m.enrollment_id, m.automation_id
      FROM message_events e JOIN messages m ON m.id = e.message_id
      WHERE e.workspace_id = $1 AND e.id = $2`,
     { bind: [workspaceId, target.messageEventId], type: QueryTypes.SELECT },
@@ -94,6 +94,7 @@ export async function findEventSource(db: Sequelize, workspaceId: string, target
       contactId: row.contact_id,
       campaignId: row.campaign_id,
       enrollmentId: row.enrollment_id,
+      automationId: row.automation_id,
     },
   };
 }

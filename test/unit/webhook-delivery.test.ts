@@ -22,7 +22,7 @@ describe('webhook delivery rules', () => {
 describe('webhook bodies', () => {
   const message = {
     id: 'm1', kind: 'transactional', channel: 'email', from: 'Acme <hi@acme.test>', to: ['ann@example.org'], subject: 'Hi',
-    contactId: null, campaignId: null, enrollmentId: null,
+    contactId: null, campaignId: null, enrollmentId: null, automationId: null,
   };
   const event = {
     kind: 'message_event' as const, classification: null, reason: null, bounceType: null, linkUrl: null, linkId: null, linkRole: null,
@@ -36,11 +36,17 @@ describe('webhook bodies', () => {
       createdAt: '2025-03-01T10:00:00.000Z',
       data: {
         emailId: 'm1', kind: 'transactional', channel: 'email', from: 'Acme <hi@acme.test>', to: ['ann@example.org'], subject: 'Hi',
-        contactId: null, campaignId: null, enrollmentId: null, classification: 'human', link: { url: 'https://acme.test/a', id: 'l0', role: 'cta' },
+        contactId: null, campaignId: null, enrollmentId: null, automationId: null, classification: 'human', link: { url: 'https://acme.test/a', id: 'l0', role: 'cta' },
       },
     });
     const bounced = webhookBody('email.bounced', { ...event, type: 'bounce', bounceType: 'hard', reason: 'mailbox unknown', data: { recipients: ['ann@example.org'] } });
     expect(bounced.data).toMatchObject({ bounceType: 'hard', reason: 'mailbox unknown', recipients: ['ann@example.org'] });
+  });
+
+  it('a journey message\'s event names its enrollment and automation', () => {
+    const journey = { ...message, kind: 'automation', channel: 'whatsapp', enrollmentId: 'e1', automationId: 'a1', contactId: 'c1' };
+    const delivered = webhookBody('message.delivered', { ...event, type: 'delivered', message: journey });
+    expect(delivered.data).toMatchObject({ messageId: 'm1', kind: 'automation', enrollmentId: 'e1', automationId: 'a1', contactId: 'c1' });
   });
 
   it('a platform event passes its data through', () => {

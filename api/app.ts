@@ -24,6 +24,8 @@ import { twilioCallbackRoutes } from './callbacks/twilio';
 import { telegramCallbackRoutes } from './callbacks/telegram';
 import { automationRoutes } from './automations/routes';
 import { createEnrollmentService } from './automations/enrollment';
+import { createAutomationLinks } from './automations/links';
+import { createAutomationSimulation } from './automations/simulation';
 import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
@@ -228,11 +230,12 @@ export function createApp(deps: AppDeps): Express {
   };
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
-  automationRoutes(
-    table('Automations'),
-    createAutomationService(db),
-    createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
-  );
+  automationRoutes(table('Automations'), {
+    automations: createAutomationService(db),
+    enrollments: createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
+    simulation: createAutomationSimulation({ db, templateRenderer: deps.templateRenderer }),
+    links: createAutomationLinks(db),
+  });
   // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
   const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));

@@ -1,6 +1,11 @@
+import { LinkStatListSchema } from '../emails/schemas';
+import { linkStatsView } from '../emails/views';
 import { InputErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import type { EnrollmentService } from './enrollment';
+import type { AutomationLinks } from './links';
+import type { AutomationSimulation } from './simulation';
+import { SimulateBody, SimulationResultSchema } from './simulation-schemas';
 import {
   AutomationCreatedSchema,
   AutomationDetailSchema,
@@ -24,7 +29,14 @@ const NOT_FOUND = { description: 'No such automation' };
 const NOT_NOW = { description: 'conflict: the automation is not in a status that allows this' };
 const INVALID = { description: 'Invalid fields, or a graph that cannot run: the field names the node (graph.nodes[i]...)', schema: InputErrorSchema };
 
-export function automationRoutes(routes: RouteTable, automations: AutomationService, enrollments: EnrollmentService): void {
+export interface AutomationRouteServices {
+  automations: AutomationService;
+  enrollments: EnrollmentService;
+  simulation: AutomationSimulation;
+  links: AutomationLinks;
+}
+
+export function automationRoutes(routes: RouteTable, { automations, enrollments, simulation, links }: AutomationRouteServices): void {
   const detail = async (workspaceId: string, automationId: string) => {
     const { automation, current } = await automations.detail(workspaceId, automationId);
     return ok(automationDetailView(automation, current));
@@ -118,5 +130,24 @@ export function automationRoutes(routes: RouteTable, automations: AutomationServ
     params: EnrollmentParams,
     responses: { 200: { description: 'The enrollment, exited', schema: EnrollmentSchema }, 404: { description: 'No such automation or enrollment' }, 409: { description: 'conflict: the enrollment already ended' } },
     handle: async ({ principal, params }) => ok(enrollmentView(await enrollments.exit(principal.workspaceId, params.id, params.enrollmentId))),
+  });
+
+  routes.post('/automations/:id/simulate', 'automations:write', {
+    summary: 'Run the journey for one contact (or a synthetic one) under a fake clock: the path, the rendered messages and the outcome, nothing sent',
+    params: AutomationParams,
+    body: SimulateBody,
+    responses: {
+      200: { description: 'What the journey would do', schema: SimulationResultSchema },
+      404: { description: 'No such automation or contact' },
+      422: { description: 'Invalid body, no published version for version current, or a draft that cannot run', schema: InputErrorSchema },
+    },
+    handle: async ({ principal, params, body }) => ok(await simulation.simulate(principal.workspaceId, params.id, body)),
+  });
+
+  routes.get('/automations/:id/links', 'automations:read', {
+    summary: 'Per-link click statistics of the automation\'s messages (human clicks counted, machine clicks reported)',
+    params: AutomationParams,
+    responses: { 200: { description: 'Links, most unique clicks first', schema: LinkStatListSchema }, 404: NOT_FOUND },
+    handle: async ({ principal, params }) => ok(linkStatsView(await links.links(principal.workspaceId, params.id))),
   });
 }

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import express from 'express';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createAutomationLinks } from '../../api/automations/links';
-import { automationSimulationRoutes } from '../../api/automations/simulation-routes';
-import { AllowedMethods } from '../../api/http/allowed-methods';
-import { createOpenApiRegistry } from '../../api/http/openapi';
-import { RouteTable } from '../../api/http/route';
 import { createAutomationSimulation } from '../../api/automations/simulation';
 import { SimulateBody, type SimulateInput } from '../../api/automations/simulation-schemas';
 import { loadConfig } from '../../core/config';
@@ -285,25 +280,12 @@ describe('GET /automations/:id/links (the service)', () => {
 
 describe('the simulate and links routes over HTTP', () => {
   let api: ApiHarness;
-  let renderer: TemplateRenderer;
 
   beforeAll(async () => {
-    renderer = createTemplateRenderer(templateRendererOptions(loadConfig(process.env)));
-    // The lead wires these lines into api/automations/routes.ts; here they are mounted as the app mounts its tables.
-    api = await startApi({}, {
-      extend: (router, edge) => {
-        const json = express.json();
-        const table = new RouteTable({ router, registry: createOpenApiRegistry(), edge, parseBody: { default: json, large: json }, allowed: new AllowedMethods() }, 'Automations');
-        automationSimulationRoutes(table, {
-          simulation: { simulate: (...args) => createAutomationSimulation({ db: api.db, templateRenderer: renderer }).simulate(...args) },
-          links: { links: (...args) => createAutomationLinks(api.db).links(...args) },
-        });
-      },
-    });
+    api = await startApi();
   });
   afterAll(async () => {
     await api.close();
-    await renderer.close();
   });
 
   it('simulate answers 200 with the run; 422 for a bad body; 404 for another workspace\'s automation; 403 without automations:write', async () => {

@@ -9,3 +9,4 @@ export { messageReconcilerWorkflow } from './message-reconciler';
 export { sendBatchWorkflow } from './send-batch';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { campaignWorkflow } from './campaign';
+export { journeyWorkflow } from './journey';

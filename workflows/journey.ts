@@ -47,13 +47,18 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
   let stop: EnrollmentEnd | null = null;
   let waitingFor: WaitForEventNode | null = null;
   let eventArrived = false;
+  /** Events that came before the journey was loaded (the trigger's signalWithStart among them). */
+  const early: JourneyEvent[] = [];
 
   setHandler(journeyEventSignal, (event: JourneyEvent) => {
     if (seen.includes(event.eventId)) return;
     seen.push(event.eventId);
     if (seen.length > SEEN_EVENTS) seen.splice(0, seen.length - SEEN_EVENTS);
-    // Before the journey is loaded only the triggering event can have come: it started the journey.
-    if (!journey || stop) return;
+    if (!journey) {
+      early.push(event);
+      return;
+    }
+    if (stop) return;
     if (journey.goal && matchesEvent(journey.goal, event)) stop = { status: 'exited', reason: 'goal_reached' };
     else if (waitingFor && matchesEvent(waitingFor, event)) eventArrived = true;
   });
@@ -64,6 +69,9 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
   const loaded = await internal.loadJourney(workspaceId, enrollmentId);
   if (!loaded || loaded.status !== 'active') return { status: 'exited', reason: 'not_found' };
   journey = loaded;
+  // An event that came while the journey loaded may be its goal; the event that enrolled the contact is not.
+  const goal = loaded.goal;
+  if (goal && early.some((event) => event.eventId !== loaded.triggerEventId && matchesEvent(goal, event))) stop ??= { status: 'exited', reason: 'goal_reached' };
   const stopped = (): boolean => stop !== null;
 
   const finish = async (end: EnrollmentEnd): Promise<EnrollmentEnd> => {

@@ -15,19 +15,21 @@ export interface LoadedJourney {
   versionId: string;
   contactId: string;
   status: EnrollmentStatus;
+  /** The event that enrolled the contact (its signal starts the journey), if an event did. */
+  triggerEventId: string | null;
   graph: JourneyGraph;
   goal: EventMatch | null;
 }
 
 export async function loadEnrollment(db: Sequelize, workspaceId: string, enrollmentId: string): Promise<LoadedJourney | null> {
-  const [row] = await db.query<{ automation_id: string; version_id: string; contact_id: string; status: EnrollmentStatus; graph: JourneyGraph; goal: EventMatch | null }>(
-    `SELECT e.automation_id, e.version_id, e.contact_id, e.status, v.graph, v.goal
+  const [row] = await db.query<{ automation_id: string; version_id: string; contact_id: string; status: EnrollmentStatus; trigger_event_id: string | null; graph: JourneyGraph; goal: EventMatch | null }>(
+    `SELECT e.automation_id, e.version_id, e.contact_id, e.status, e.trigger_event_id, v.graph, v.goal
      FROM enrollments e JOIN automation_versions v ON v.id = e.version_id
      WHERE e.workspace_id = $1 AND e.id = $2`,
     { bind: [workspaceId, enrollmentId], type: QueryTypes.SELECT },
   );
   if (!row) return null;
-  return { automationId: row.automation_id, versionId: row.version_id, contactId: row.contact_id, status: row.status, graph: row.graph, goal: row.goal };
+  return { automationId: row.automation_id, versionId: row.version_id, contactId: row.contact_id, status: row.status, triggerEventId: row.trigger_event_id, graph: row.graph, goal: row.goal };
 }
 
 export interface JourneyStep {

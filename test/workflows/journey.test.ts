@@ -38,6 +38,7 @@ class FakeEnrollment {
   readonly before = new Map<string, JourneyMessageOutcome[]>();
   readonly asked: Array<{ nodeId: string; at: number }> = [];
   branch = false;
+  triggerEventId: string | null = null;
 
   constructor(
     readonly graph: JourneyGraph,
@@ -47,7 +48,7 @@ class FakeEnrollment {
   activities() {
     return {
       loadJourney: async (): Promise<LoadedJourney | null> => ({
-        automationId: 'a', versionId: 'v', contactId: 'c', status: this.status, graph: this.graph, goal: this.goal,
+        automationId: 'a', versionId: 'v', contactId: 'c', status: this.status, triggerEventId: this.triggerEventId, graph: this.graph, goal: this.goal,
       }),
       recordJourneyStep: async (_workspaceId: string, _enrollmentId: string, node: JourneyNode): Promise<boolean> => {
         this.steps.push(node.id);
@@ -136,6 +137,33 @@ describe('journey workflow', () => {
     });
     enrollment.expectEachMessageOnce(['welcome']);
     expect(enrollment.ends).toEqual([{ status: 'exited', reason: 'goal_reached' }]);
+  });
+
+  it('started with its trigger event (signalWithStart): the trigger is not the goal, but another goal event that came with it is', async () => {
+    const goal = { event: 'order.placed', match: {} };
+    const triggered = new FakeEnrollment(THREE_STEPS, goal);
+    triggered.triggerEventId = randomUUID();
+    const reached = new FakeEnrollment(THREE_STEPS, goal);
+    reached.triggerEventId = randomUUID();
+    const signalWithStart = (eventId: string) => {
+      const enrollmentId = randomUUID();
+      return env.workflowClient.signalWithStart(journeyWorkflow, {
+        taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [{ workspaceId: randomUUID(), enrollmentId }],
+        signal: journeyEventSignal, signalArgs: [{ eventId, name: 'order.placed', properties: {}, occurredAt: new Date().toISOString() }],
+      });
+    };
+    await (await workerFor(triggered)).runUntil(async () => {
+      const handle = await signalWithStart(triggered.triggerEventId ?? '');
+      await eventually(() => triggered.steps.includes('two-days'), 'the journey under way');
+      await handle.signal(exitEnrollmentSignal, { reason: 'archived' });
+      expect(await handle.result()).toEqual({ status: 'exited', reason: 'archived' });
+    });
+    triggered.expectEachMessageOnce(['welcome']);
+
+    await (await workerFor(reached)).runUntil(async () => {
+      expect(await (await signalWithStart(randomUUID())).result()).toEqual({ status: 'exited', reason: 'goal_reached' });
+    });
+    reached.expectEachMessageOnce([]);
   });
 
   it('an exit asked for through the API ends the wait at once with its reason', async () => {

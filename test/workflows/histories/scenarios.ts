@@ -170,7 +170,7 @@ export const SCENARIOS: HistoryScenario[] = [
     workflow: 'journeyWorkflow',
     args: () => [{ workspaceId, enrollmentId: randomUUID() }],
     activities: {
-      loadJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', graph: journeyGraph, goal: { event: 'order.placed', match: {} } }),
+      loadJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', triggerEventId: null, graph: journeyGraph, goal: { event: 'order.placed', match: {} } }),
       recordJourneyStep: sequence(true),
       enqueueJourneyMessage: sequence<JourneyMessageOutcome>(
         { state: 'deferred', until: new Date(Date.now() + 8 * HOUR).toISOString(), reason: 'quiet_hours' },

@@ -2,13 +2,12 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { AudienceRules } from '../core/audience-rules';
 import { fieldsByKey } from '../core/custom-fields';
 import { contactTimeZone } from '../core/journeys/delivery-window';
-import { nodeLabelOf, type JourneyNode } from '../core/journeys/graph';
 import { nextLocalTime } from '../core/journeys/local-time';
 import { BindParams } from '../db/bind-params';
 import { inAudienceSession } from '../db/audience-session';
 import { listCustomFields } from '../db/repositories/custom-fields';
 import { findJourneyContact } from '../db/repositories/journey-messages';
-import { finishEnrollment, type LoadedJourney, loadEnrollment, recordStep } from '../db/repositories/journey-progress';
+import { finishEnrollment, type JourneyStep, type LoadedJourney, loadEnrollment, recordStep } from '../db/repositories/journey-progress';
 import { readJourneySettings } from '../db/repositories/journey-settings';
 import { audienceCondition } from '../db/segment-query';
 import type { EnrollmentEnd } from '../workflows/journey-signals';
@@ -26,8 +25,8 @@ export function createJourneyActivities(deps: { db: Sequelize }) {
     loadJourney: async (workspaceId: string, enrollmentId: string): Promise<LoadedJourney | null> => loadEnrollment(db, workspaceId, enrollmentId),
 
     /** Records the node the journey is at; false when another writer ended the enrollment meanwhile. */
-    recordJourneyStep: async (workspaceId: string, enrollmentId: string, node: JourneyNode, atIso: string): Promise<boolean> =>
-      recordStep(db, workspaceId, enrollmentId, { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node) }, new Date(atIso)),
+    recordJourneyStep: async (workspaceId: string, enrollmentId: string, step: JourneyStep, atIso: string): Promise<boolean> =>
+      recordStep(db, workspaceId, enrollmentId, step, new Date(atIso)),
 
     enqueueJourneyMessage: async (workspaceId: string, enrollmentId: string, nodeId: string, nowIso: string) =>
       enqueueJourneyMessage(db, workspaceId, enrollmentId, nodeId, nowIso),

@@ -1,6 +1,6 @@
 import { condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type JourneyNode, matchesEvent, type MessageNode, nodeById, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
+import { type JourneyNode, matchesEvent, type MessageNode, nodeById, nodeLabelOf, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
 import {
   type EnrollmentEnd,
   exitEnrollmentSignal,
@@ -146,7 +146,8 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
       waitingFor = node;
       eventArrived = false;
     }
-    if (!(await internal.recordJourneyStep(workspaceId, enrollmentId, node, nowIso()))) {
+    const step = { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node) };
+    if (!(await internal.recordJourneyStep(workspaceId, enrollmentId, step, nowIso()))) {
       // Another writer ended the enrollment (an exit through the API, an archive): nothing more to write.
       log.info('journey ended elsewhere', { workspaceId, enrollmentId, nodeId });
       return stop ?? { status: 'exited', reason: 'manual' };

@@ -57,13 +57,17 @@ async function insertTemplate(db: Sequelize, workspaceId: string, channels: Chan
  * the identities given (primary, verified, opted in), an automation with one published version of the
  * graph, and the contact's active enrollment in it.
  */
-async function journey(graph: (templates: Record<Channel, string>) => JourneyGraph, contact: { attributes?: Record<string, unknown>; identities: Array<[Channel, string]> }): Promise<Journey> {
+async function journey(
+  graph: (templates: Record<Channel, string>) => JourneyGraph,
+  contact: { attributes?: Record<string, unknown>; identities: Array<[Channel, string]> },
+  options: { sender?: boolean } = {},
+): Promise<Journey> {
   const { db } = api;
   const workspace = await createWorkspace(db);
   const { workspaceId } = workspace;
   workspaces.push(workspaceId);
   const domain = await createVerifiedDomain(db, workspaceId, api.config.MASTER_KEY);
-  await db.query(`UPDATE domains SET default_from_address = $3, default_from_name = 'News' WHERE workspace_id = $1 AND name = $2`, {
+  if (options.sender !== false) await db.query(`UPDATE domains SET default_from_address = $3, default_from_name = 'News' WHERE workspace_id = $1 AND name = $2`, {
     bind: [workspaceId, domain, `news@${domain}`],
   });
   const templates = {
@@ -125,8 +129,8 @@ async function messagesOf(journeyOf: Journey): Promise<MessageRow[]> {
 }
 
 async function enrollmentOf(journeyOf: Journey) {
-  const [row] = await api.db.query<{ status: string; exit_reason: string | null; current_node_id: string | null; started_at: Date | null }>(
-    'SELECT status, exit_reason, current_node_id, started_at FROM enrollments WHERE id = $1',
+  const [row] = await api.db.query<{ status: string; exit_reason: string | null; current_node_id: string | null; current_node_label: string | null; started_at: Date | null }>(
+    'SELECT status, exit_reason, current_node_id, current_node_label, started_at FROM enrollments WHERE id = $1',
     { bind: [journeyOf.enrollmentId], type: QueryTypes.SELECT },
   );
   return row;
@@ -217,6 +221,28 @@ describe('the journey message', () => {
     expect(await messagesOf(nobody)).toEqual([]);
   });
 
+  it('carries the node\'s ready attachments (a pending one is left out); email without any sender is skipped no_sender', async () => {
+    const ready = randomUUID();
+    const pending = randomUUID();
+    const subject = await journey(
+      (templates) => ({ entry: 'hello', nodes: [{ ...emailMessage('hello', templates, null), attachmentIds: [ready, pending] } as JourneyNode] }),
+      { identities: [['email', 'hal@example.org']] },
+    );
+    for (const [id, status] of [[ready, 'ready'], [pending, 'pending']]) {
+      await api.db.query(
+        `INSERT INTO attachments (id, workspace_id, filename, content_type, size, status, origin, storage_key) VALUES ($1, $2, 'terms.pdf', 'application/pdf', 1234, $3, 'upload', $4)`,
+        { bind: [id, subject.workspaceId, status, `test/${id}`] },
+      );
+    }
+    expect(await activities().enqueueJourneyMessage(subject.workspaceId, subject.enrollmentId, 'hello', new Date().toISOString())).toMatchObject({ state: 'queued', channel: 'email' });
+    const [row] = await messagesOf(subject);
+    expect(row.content.attachments).toEqual([{ id: ready, filename: 'terms.pdf', contentType: 'application/pdf', size: 1234 }]);
+
+    const unsent = await journey((templates) => ({ entry: 'hello', nodes: [emailMessage('hello', templates, null)] }), { identities: [['email', 'ida@example.org']] }, { sender: false });
+    expect(await activities().enqueueJourneyMessage(unsent.workspaceId, unsent.enrollmentId, 'hello', new Date().toISOString())).toEqual({ state: 'skipped', reason: 'no_sender' });
+    expect(await messagesOf(unsent)).toEqual([]);
+  });
+
   it('a retried activity queues one message per node and reserves one quota unit', async () => {
     const subject = await journey((templates) => ({ entry: 'hello', nodes: [emailMessage('hello', templates, null)] }), { identities: [['email', 'ed@example.org']] });
     const now = new Date().toISOString();
@@ -237,8 +263,9 @@ describe('the journey message', () => {
     expect(await journeyActivities.enqueueJourneyMessage(subject.workspaceId, subject.enrollmentId, 'hello', new Date().toISOString())).toEqual({ state: 'held' });
     expect(await messagesOf(subject)).toEqual([]);
 
-    const node: JourneyNode = { id: 'hello', type: 'exit' };
+    const node = { nodeId: 'hello', nodeType: 'message' as const, label: 'Hello' };
     expect(await journeyActivities.recordJourneyStep(subject.workspaceId, subject.enrollmentId, node, new Date().toISOString())).toBe(true);
+    expect(await enrollmentOf(subject)).toMatchObject({ status: 'active', current_node_id: 'hello', current_node_label: 'Hello', started_at: expect.any(Date) });
     await api.db.query(`UPDATE enrollments SET status = 'exited', exit_reason = 'manual' WHERE id = $1`, { bind: [subject.enrollmentId] });
     expect(await journeyActivities.recordJourneyStep(subject.workspaceId, subject.enrollmentId, node, new Date().toISOString())).toBe(false);
     expect(await journeyActivities.finishEnrollment(subject.workspaceId, subject.enrollmentId, { status: 'exited', reason: 'goal_reached' })).toBe(false);

@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { JourneyMessageOutcome } from '../../activities/journey-messages';
 import type { EventMatch, JourneyGraph, JourneyNode } from '../../core/journeys/graph';
-import type { LoadedJourney } from '../../db/repositories/journey-progress';
+import type { JourneyStep, LoadedJourney } from '../../db/repositories/journey-progress';
 import { journeyWorkflow } from '../../workflows/journey';
 import { type EnrollmentEnd, exitEnrollmentSignal, journeyEventSignal } from '../../workflows/journey-signals';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
@@ -50,8 +50,8 @@ class FakeEnrollment {
       loadJourney: async (): Promise<LoadedJourney | null> => ({
         automationId: 'a', versionId: 'v', contactId: 'c', status: this.status, triggerEventId: this.triggerEventId, graph: this.graph, goal: this.goal,
       }),
-      recordJourneyStep: async (_workspaceId: string, _enrollmentId: string, node: JourneyNode): Promise<boolean> => {
-        this.steps.push(node.id);
+      recordJourneyStep: async (_workspaceId: string, _enrollmentId: string, step: JourneyStep): Promise<boolean> => {
+        this.steps.push(step.nodeId);
         return this.status === 'active';
       },
       enqueueJourneyMessage: async (_workspaceId: string, _enrollmentId: string, nodeId: string, nowIso: string): Promise<JourneyMessageOutcome> => {

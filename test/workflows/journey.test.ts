@@ -219,6 +219,25 @@ describe('journey workflow', () => {
     expect((enrollment.queued.get('reminder') ?? 0) - (enrollment.queued.get('hello') ?? 0)).toBeGreaterThanOrEqual(3 * DAY + HOUR);
   });
 
+  it('an event delivered twice (a retried signal, the sweeper) is counted once', async () => {
+    const click = (id: string, onEvent: string): JourneyNode => ({ id, type: 'wait_for_event', event: 'link.clicked', match: {}, timeoutMs: DAY, onEvent, onTimeout: 'timed-out' });
+    const enrollment = new FakeEnrollment({
+      entry: 'first',
+      nodes: [click('first', 'second'), click('second', 'twice'), message('twice', null), message('timed-out', null)],
+    });
+    const worker = await workerFor(enrollment);
+    await worker.runUntil(async () => {
+      const handle = await start();
+      await eventually(() => enrollment.steps.includes('first'), 'the journey at its first wait');
+      const event = { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() };
+      await handle.signal(journeyEventSignal, event);
+      await eventually(() => enrollment.steps.includes('second'), 'the journey at its second wait');
+      await handle.signal(journeyEventSignal, event);
+      expect(await handle.result()).toEqual({ status: 'completed', reason: 'completed' });
+    });
+    enrollment.expectEachMessageOnce(['timed-out']);
+  });
+
   it('a message deferred by quiet hours is queued at the moment the activity named, not before', async () => {
     const enrollment = new FakeEnrollment({ entry: 'hello', nodes: [message('hello', null)] });
     // The test server's clock, which earlier tests moved on.

@@ -272,6 +272,16 @@ describe('the journey message', () => {
     expect(await enrollmentOf(subject)).toMatchObject({ status: 'exited', exit_reason: 'manual' });
   });
 
+  it('a local time is the contact\'s own zone\'s, else the workspace\'s', async () => {
+    const tokyo = await journey(chain, { attributes: { timezone: 'Asia/Tokyo' }, identities: [] });
+    const plain = await journey(chain, { attributes: { timezone: 'Not/AZone' }, identities: [] });
+    await api.as(plain.apiKey)('PUT', '/automation-settings', { timezone: 'America/Los_Angeles' });
+    // 10:00 on the Saturday in Los Angeles; its clocks go forward that night, so 09:00 Sunday is 16:00 UTC.
+    const after = new Date('2026-03-07T18:00:00Z');
+    expect(await activities().localTimeAfter(tokyo.workspaceId, tokyo.contactId, '09:00', after.toISOString())).toBe(nextLocalTime(after, 'Asia/Tokyo', '09:00').toISOString());
+    expect(await activities().localTimeAfter(plain.workspaceId, plain.contactId, '09:00', after.toISOString())).toBe('2026-03-08T16:00:00.000Z');
+  });
+
   it('a branch evaluates its rules against the one contact now', async () => {
     const onTelegram = { type: 'group' as const, operator: 'and' as const, rules: [{ type: 'identity' as const, operator: 'has' as const, channel: 'telegram' as const }] };
     const withTelegram = await journey(chain, { identities: [['telegram', '777']] });

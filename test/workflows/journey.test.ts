@@ -238,6 +238,34 @@ describe('journey workflow', () => {
     enrollment.expectEachMessageOnce(['timed-out']);
   });
 
+  it('the events already counted go along when the journey continues as new: one delivered again after it is still ignored', async () => {
+    const chain: JourneyNode[] = Array.from({ length: 100 }, (_, i) => message(`m${i}`, i < 99 ? `m${i + 1}` : 'last'));
+    const enrollment = new FakeEnrollment({
+      entry: 'first',
+      nodes: [
+        { id: 'first', type: 'wait_for_event', event: 'link.clicked', match: {}, timeoutMs: DAY, onEvent: 'm0', onTimeout: null },
+        ...chain,
+        { id: 'last', type: 'wait_for_event', event: 'link.clicked', match: {}, timeoutMs: DAY, onEvent: 'twice', onTimeout: 'timed-out' },
+        message('twice', null),
+        message('timed-out', null),
+      ],
+    });
+    const worker = await workerFor(enrollment);
+    await worker.runUntil(async () => {
+      const handle = await start();
+      await eventually(() => enrollment.steps.includes('first'), 'the journey at its first wait');
+      const event = { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() };
+      await handle.signal(journeyEventSignal, event);
+      await eventually(() => enrollment.steps.includes('last'), 'the journey at its last wait, in its second run');
+      const described = await env.workflowClient.getHandle(handle.workflowId).describe();
+      expect(described.runId).not.toBe(handle.firstExecutionRunId);
+      await handle.signal(journeyEventSignal, event);
+      expect(await env.workflowClient.getHandle(handle.workflowId).result()).toEqual({ status: 'completed', reason: 'completed' });
+    });
+    expect(enrollment.queued.has('twice')).toBe(false);
+    expect(enrollment.queued.has('timed-out')).toBe(true);
+  });
+
   it('a message deferred by quiet hours is queued at the moment the activity named, not before', async () => {
     const enrollment = new FakeEnrollment({ entry: 'hello', nodes: [message('hello', null)] });
     // The test server's clock, which earlier tests moved on.

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createJourneyActivities } from '../../activities/journeys';
 import type { Channel } from '../../core/identities';
 import type { JourneyGraph, JourneyNode } from '../../core/journeys/graph';
 import { nextLocalTime } from '../../core/journeys/local-time';
+import { enrollmentWorkflowId } from '../../core/ids';
 import { journeyWorkflow } from '../../workflows/journey';
+import { startEnrollmentWorkflow } from '../../workflows/starts';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 
 // The journey runtime against the real database: its activities, and the journey workflow run by the
 // time-skipping server with those activities (they take the time from the workflow, so skipped days count).
@@ -60,13 +64,14 @@ async function insertTemplate(db: Sequelize, workspaceId: string, channels: Chan
 async function journey(
   graph: (templates: Record<Channel, string>) => JourneyGraph,
   contact: { attributes?: Record<string, unknown>; identities: Array<[Channel, string]> },
-  options: { sender?: boolean } = {},
+  options: { sender?: boolean; harness?: ApiHarness } = {},
 ): Promise<Journey> {
-  const { db } = api;
+  const harness = options.harness ?? api;
+  const { db } = harness;
   const workspace = await createWorkspace(db);
   const { workspaceId } = workspace;
-  workspaces.push(workspaceId);
-  const domain = await createVerifiedDomain(db, workspaceId, api.config.MASTER_KEY);
+  if (harness === api) workspaces.push(workspaceId);
+  const domain = await createVerifiedDomain(db, workspaceId, harness.config.MASTER_KEY);
   if (options.sender !== false) await db.query(`UPDATE domains SET default_from_address = $3, default_from_name = 'News' WHERE workspace_id = $1 AND name = $2`, {
     bind: [workspaceId, domain, `news@${domain}`],
   });
@@ -324,5 +329,46 @@ describe('automation settings', () => {
     const reader = await createWorkspace(api.db, { scopes: ['automations:read'] });
     expect((await api.as(reader.apiKey)('GET', '/automation-settings')).status).toBe(200);
     expect((await api.as(reader.apiKey)('PUT', '/automation-settings', { timezone: 'UTC' })).status).toBe(403);
+  });
+});
+
+describe('through the shipped workers', () => {
+  // The whole path on the Temporal dev server: the journey's start, its workflow and activities on the default
+  // worker, the dispatcher and the send workers, an SMTP sink as the provider; a database of its own.
+  let stack: EmailStack;
+  let client: Client;
+  beforeAll(async () => {
+    stack = await startEmailStack();
+    client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  });
+  afterAll(async () => {
+    await client.connection.close();
+    await stack.close();
+  });
+
+  it('a journey started by startEnrollmentWorkflow sends its email as marketing mail (one-click unsubscribe) and ends at its exit node', async () => {
+    const subject = await journey(
+      (templates) => ({ entry: 'hello', nodes: [emailMessage('hello', templates, 'bye'), { id: 'bye', type: 'exit' }] }),
+      { identities: [['email', 'jo@example.org']] },
+      { harness: stack.api },
+    );
+    await startEnrollmentWorkflow(client, stack.api.config.TASK_QUEUE_PREFIX, subject);
+    expect(await client.workflow.getHandle(enrollmentWorkflowId(subject.enrollmentId)).result()).toEqual({ status: 'completed', reason: 'exit_node' });
+
+    const [row] = await stack.api.db.query<{ id: string; enrollment_id: string }>('SELECT id, enrollment_id FROM messages WHERE workspace_id = $1', {
+      bind: [subject.workspaceId],
+      type: QueryTypes.SELECT,
+    });
+    expect(row.enrollment_id).toBe(subject.enrollmentId);
+    expect(await stack.waitForStatus(subject.workspaceId, row.id, ['sent', 'failed'])).toBe('sent');
+    const mail = stack.sink.received.find((received) => received.recipients.includes('jo@example.org'));
+    expect(mail?.raw).toMatch(/^List-Unsubscribe:\s+<http/m);
+    expect(mail?.raw).toMatch(/^Subject: Hello/m);
+    expect(mail?.raw).toContain('Hello Ann');
+    const [enrollment] = await stack.api.db.query<{ status: string; exit_reason: string }>('SELECT status, exit_reason FROM enrollments WHERE id = $1', {
+      bind: [subject.enrollmentId],
+      type: QueryTypes.SELECT,
+    });
+    expect(enrollment).toEqual({ status: 'completed', exit_reason: 'exit_node' });
   });
 });

@@ -114,6 +114,9 @@ describe('journey workflow', () => {
     await worker.runUntil(async () => {
       const handle = await start();
       expect(await handle.result()).toEqual({ status: 'completed', reason: 'completed' });
+      // A small history: 75 events for these five nodes (each its step, its activity or timer, their workflow tasks).
+      const history = await handle.fetchHistory();
+      expect(history.events?.length ?? 0).toBeLessThan(90);
     });
     expect(Date.now() - wallStart).toBeLessThan(30_000);
     enrollment.expectEachMessageOnce(['welcome', 'tips', 'offer']);

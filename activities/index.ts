@@ -42,6 +42,7 @@ import { createSendObserver } from './send-observer';
 import { createProviderEventActivities, emailSuppress } from './provider-events';
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
+import { createJourneyActivities } from './journeys';
 
 export interface ActivityDeps {
   db: Sequelize;
@@ -100,6 +101,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
+    ...createJourneyActivities({ db }),
     ...createReconcilerActivities({ db, temporal, observer, taskQueuePrefix: config.TASK_QUEUE_PREFIX }),
     ...createAutomationEnrollActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
     ...createJourneySweeperActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),

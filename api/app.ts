@@ -44,6 +44,8 @@ import { contactRoutes } from './contacts/routes';
 import { telegramLink } from './contacts/telegram-link';
 import { telegramLinkTokens } from '../core/telegram-link-token';
 import { createContactService } from './contacts/service';
+import { automationSettingsRoutes } from './automation-settings/routes';
+import { createAutomationSettingsService } from './automation-settings/service';
 import { customFieldRoutes } from './custom-fields/routes';
 import { createCustomFieldService } from './custom-fields/service';
 import { domainRoutes } from './domains/routes';
@@ -171,6 +173,7 @@ export function createApp(deps: AppDeps): Express {
   listRoutes(table('Lists'), createListService(db));
   customFieldRoutes(table('Custom fields'), createCustomFieldService(db));
   segmentRoutes(table('Segments'), createSegmentService(db));
+  automationSettingsRoutes(table('Automations'), createAutomationSettingsService(db));
   suppressionRoutes(table('Suppressions'), createSuppressionService(db));
   domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: deps.temporal, logger: deps.logger }));
   const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));

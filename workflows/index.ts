@@ -11,3 +11,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { campaignWorkflow } from './campaign';
 export { automationEnrollWorkflow } from './automation-enroll';
 export { journeySweeperWorkflow } from './journey-sweeper';
+export { journeyWorkflow } from './journey';

@@ -1,6 +1,160 @@
-import type { EnrollmentEnd, JourneyWorkflowInput } from './journey-signals';
+import { condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { type JourneyNode, matchesEvent, type MessageNode, nodeById, nodeLabelOf, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
+import {
+  type EnrollmentEnd,
+  exitEnrollmentSignal,
+  type JourneyEvent,
+  journeyEventSignal,
+  type JourneyWorkflowInput,
+} from './journey-signals';
 
-/** The journey of one enrollment (docs/journeys.md). Being built: see issue 15. */
+/**
+ * Activities that touch only our own database: retried without limit (the database comes back, and a
+ * journey that gave up would leave its enrollment active for ever), like the send workflow's.
+ */
+const internal = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** How many event ids a journey remembers to count a redelivered signal once. */
+const SEEN_EVENTS = 100;
+/** Nodes run before the journey continues as new, so its history stays small however long it is. */
+const NODES_PER_RUN = 100;
+/** How often a message held by a paused automation asks again. */
+const HOLD_RECHECK_MS = 5 * 60_000;
+/** The shortest timer a deferred message takes (a moment already past is asked again after this). */
+const MIN_TIMER_MS = 1_000;
+
+type Loaded = NonNullable<Awaited<ReturnType<Activities['loadJourney']>>>;
+
+const nowIso = (): string => new Date(Date.now()).toISOString();
+
+/**
+ * The journey of one enrollment, `enrollment:<enrollmentId>` (docs/journeys.md): it interprets the graph
+ * of the version pinned when the contact entered, node by node, recording where the contact is, until
+ * the graph ends, an exit node, the automation's goal, or an exit asked for through the API. Events of
+ * the contact arrive as signals: a goal match ends the journey wherever it is; a match of the
+ * wait_for_event node the journey is waiting at now takes its onEvent branch (events from before the node
+ * was entered do not count). Every moment it decides by is its own clock, which it also hands to the
+ * activities that depend on time (quiet hours, caps, local times).
+ */
 export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<EnrollmentEnd> {
-  throw new Error(`journey of ${input.enrollmentId}: not built yet`);
+  const { workspaceId, enrollmentId } = input;
+  const seen: string[] = [...(input.position?.seenEventIds ?? [])];
+  let journey: Loaded | null = null;
+  let stop: EnrollmentEnd | null = null;
+  let waitingFor: WaitForEventNode | null = null;
+  let eventArrived = false;
+  /** Events that came before the journey was loaded (the trigger's signalWithStart among them). */
+  const early: JourneyEvent[] = [];
+
+  setHandler(journeyEventSignal, (event: JourneyEvent) => {
+    if (seen.includes(event.eventId)) return;
+    seen.push(event.eventId);
+    if (seen.length > SEEN_EVENTS) seen.splice(0, seen.length - SEEN_EVENTS);
+    if (!journey) {
+      early.push(event);
+      return;
+    }
+    if (stop) return;
+    if (journey.goal && matchesEvent(journey.goal, event)) stop = { status: 'exited', reason: 'goal_reached' };
+    else if (waitingFor && matchesEvent(waitingFor, event)) eventArrived = true;
+  });
+  setHandler(exitEnrollmentSignal, ({ reason }) => {
+    stop ??= { status: 'exited', reason };
+  });
+
+  const loaded = await internal.loadJourney(workspaceId, enrollmentId);
+  if (!loaded || loaded.status !== 'active') return { status: 'exited', reason: 'not_found' };
+  journey = loaded;
+  // An event that came while the journey loaded may be its goal; the event that enrolled the contact is not.
+  const goal = loaded.goal;
+  if (goal && early.some((event) => event.eventId !== loaded.triggerEventId && matchesEvent(goal, event))) stop ??= { status: 'exited', reason: 'goal_reached' };
+  const stopped = (): boolean => stop !== null;
+
+  const finish = async (end: EnrollmentEnd): Promise<EnrollmentEnd> => {
+    await internal.finishEnrollment(workspaceId, enrollmentId, end, nowIso());
+    log.info('journey ended', { workspaceId, enrollmentId, status: end.status, reason: end.reason });
+    return end;
+  };
+
+  const carryOn = (nodeId: string): Promise<never> =>
+    continueAsNew<typeof journeyWorkflow>({ workspaceId, enrollmentId, position: { nodeId, seenEventIds: seen } });
+
+  /** Sleeps until `at` (epoch ms) unless the journey is stopped first; true when it was. */
+  const sleepUntil = (at: number): Promise<boolean> => {
+    const ms = at - Date.now();
+    return ms > 0 ? condition(stopped, ms) : Promise.resolve(stopped());
+  };
+
+  /** A message node: queued or skipped moves on; deferred and held wait, then ask again. */
+  const runMessage = async (node: MessageNode): Promise<void> => {
+    for (;;) {
+      const outcome = await internal.enqueueJourneyMessage(workspaceId, enrollmentId, node.id, nowIso());
+      log.info('journey message', { workspaceId, enrollmentId, nodeId: node.id, state: outcome.state, ...('reason' in outcome && { reason: outcome.reason }) });
+      if (outcome.state === 'queued' || outcome.state === 'skipped') return;
+      const wait = outcome.state === 'deferred' ? Math.max(MIN_TIMER_MS, Date.parse(outcome.until) - Date.now()) : HOLD_RECHECK_MS;
+      if (await condition(stopped, wait)) return;
+      // A long hold (a paused automation) must not grow the history without bound: ask again in a new run.
+      if (workflowInfo().continueAsNewSuggested) await carryOn(node.id);
+    }
+  };
+
+  const runWait = async (node: WaitNode): Promise<void> => {
+    if (node.durationMs !== undefined && (await sleepUntil(Date.now() + node.durationMs))) return;
+    if (node.until !== undefined && (await sleepUntil(Date.parse(node.until)))) return;
+    if (node.atLocalTime !== undefined) {
+      const at = await internal.localTimeAfter(workspaceId, loaded.contactId, node.atLocalTime, nowIso());
+      await sleepUntil(Date.parse(at));
+    }
+  };
+
+  const next = async (node: JourneyNode): Promise<string | null | 'exit'> => {
+    switch (node.type) {
+      case 'message':
+        await runMessage(node);
+        return node.next;
+      case 'wait':
+        await runWait(node);
+        return node.next;
+      case 'wait_for_event': {
+        await condition(() => eventArrived || stopped(), node.timeoutMs);
+        const arrived = eventArrived;
+        waitingFor = null;
+        eventArrived = false;
+        return arrived ? node.onEvent : node.onTimeout;
+      }
+      case 'branch': {
+        const matched = await internal.evaluateJourneyBranch(workspaceId, loaded.contactId, node.condition, nowIso());
+        return matched ? node.then : node.else;
+      }
+      case 'exit':
+        return 'exit';
+    }
+  };
+
+  let nodeId: string | null = input.position ? input.position.nodeId : loaded.graph.entry;
+  for (let steps = 0; ; steps += 1) {
+    if (stop) return finish(stop);
+    if (nodeId === null) return finish({ status: 'completed', reason: 'completed' });
+    if (steps >= NODES_PER_RUN || workflowInfo().continueAsNewSuggested) await carryOn(nodeId);
+    const node = nodeById(loaded.graph, nodeId);
+    // Entered now: only events from here on can end a wait_for_event.
+    if (node.type === 'wait_for_event') {
+      waitingFor = node;
+      eventArrived = false;
+    }
+    const step = { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node) };
+    if (!(await internal.recordJourneyStep(workspaceId, enrollmentId, step, nowIso()))) {
+      // Another writer ended the enrollment (an exit through the API, an archive): nothing more to write.
+      log.info('journey ended elsewhere', { workspaceId, enrollmentId, nodeId });
+      return stop ?? { status: 'exited', reason: 'manual' };
+    }
+    const after = await next(node);
+    if (stop) return finish(stop);
+    if (after === 'exit') return finish({ status: 'completed', reason: 'exit_node' });
+    nodeId = after;
+  }
 }

@@ -3,11 +3,13 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import type { EnrollPageResult } from '../../../activities/automation-enroll';
 import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
+import type { JourneyMessageOutcome } from '../../../activities/journey-messages';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
 import type { SweepReport } from '../../../activities/journey-sweeper';
 import type { ReconcileReport } from '../../../activities/reconciler';
 import type { WebhookAttemptOutcome } from '../../../activities/webhooks';
+import type { JourneyGraph } from '../../../core/journeys/graph';
 import type * as workflows from '../../../workflows';
 import type { TimeSkippingEnv } from '../../helpers/time-skipping';
 
@@ -55,6 +57,20 @@ const checked = (status: 'pending' | 'verified'): CheckDomainResult => ({
   detail: null,
   records: [],
 });
+
+/** Every node type of a journey: a deferred message, a wait of days, a branch, a wait_for_event that times out, an exit. */
+const journeyGraph: JourneyGraph = {
+  entry: 'welcome',
+  nodes: [
+    { id: 'welcome', type: 'message', preferredChannel: 'email', fallbackChain: ['telegram'], templateByChannel: { email: randomUUID() }, attachmentIds: [], next: 'two-days' },
+    { id: 'two-days', type: 'wait', durationMs: 48 * HOUR, next: 'morning' },
+    { id: 'morning', type: 'wait', atLocalTime: '09:00', next: 'vip' },
+    { id: 'vip', type: 'branch', condition: { type: 'group', operator: 'and', rules: [] }, then: 'click', else: 'bye' },
+    { id: 'click', type: 'wait_for_event', event: 'link.clicked', match: {}, timeoutMs: 24 * HOUR, onEvent: 'bye', onTimeout: 'reminder' },
+    { id: 'reminder', type: 'message', preferredChannel: 'email', fallbackChain: [], templateByChannel: { email: randomUUID() }, attachmentIds: [], next: 'bye' },
+    { id: 'bye', type: 'exit' },
+  ],
+};
 
 const reconcileReport: ReconcileReport = { checked: 0, running: 0, failed: 0, redispatched: 0 };
 
@@ -172,6 +188,22 @@ export const SCENARIOS: HistoryScenario[] = [
     workflow: 'webhookDeliveryWorkflow',
     args: () => [{ workspaceId, deliveryId: randomUUID(), run: 1 }],
     activities: { attemptWebhookDelivery: sequence<WebhookAttemptOutcome>('retrying', 'retrying', 'succeeded') },
+  },
+  {
+    name: 'journey-every-node-type',
+    workflow: 'journeyWorkflow',
+    args: () => [{ workspaceId, enrollmentId: randomUUID() }],
+    activities: {
+      loadJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', triggerEventId: null, graph: journeyGraph, goal: { event: 'order.placed', match: {} } }),
+      recordJourneyStep: sequence(true),
+      enqueueJourneyMessage: sequence<JourneyMessageOutcome>(
+        { state: 'deferred', until: new Date(Date.now() + 8 * HOUR).toISOString(), reason: 'quiet_hours' },
+        { state: 'queued', messageId: randomUUID(), channel: 'email' },
+      ),
+      localTimeAfter: async (_workspaceId: string, _contactId: string, _at: string, afterIso: string) => new Date(Date.parse(afterIso) + 3 * HOUR).toISOString(),
+      evaluateJourneyBranch: sequence(true),
+      finishEnrollment: sequence(true),
+    },
   },
   {
     name: 'usage-rollup-closes-a-month',

@@ -1,0 +1,58 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { AudienceRules } from '../core/audience-rules';
+import { fieldsByKey } from '../core/custom-fields';
+import { contactTimeZone } from '../core/journeys/delivery-window';
+import { nextLocalTime } from '../core/journeys/local-time';
+import { BindParams } from '../db/bind-params';
+import { inAudienceSession } from '../db/audience-session';
+import { listCustomFields } from '../db/repositories/custom-fields';
+import { findJourneyContact } from '../db/repositories/journey-messages';
+import { finishEnrollment, type JourneyStep, type LoadedJourney, loadEnrollment, recordStep } from '../db/repositories/journey-progress';
+import { readJourneySettings } from '../db/repositories/journey-settings';
+import { audienceCondition } from '../db/segment-query';
+import type { EnrollmentEnd } from '../workflows/journey-signals';
+import { enqueueJourneyMessage } from './journey-messages';
+
+/**
+ * The activities of the journey workflow (workflows/journey.ts). They touch only our database, and every
+ * one that depends on the time takes it from the workflow (`nowIso`, `atIso`): time-skipping tests run
+ * them for real, and the workflow's decisions stay its own.
+ */
+export function createJourneyActivities(deps: { db: Sequelize }) {
+  const { db } = deps;
+  return {
+    /** The enrollment with the graph and goal of the version pinned when it entered; null when gone. */
+    loadJourney: async (workspaceId: string, enrollmentId: string): Promise<LoadedJourney | null> => loadEnrollment(db, workspaceId, enrollmentId),
+
+    /** Records the node the journey is at; false when another writer ended the enrollment meanwhile. */
+    recordJourneyStep: async (workspaceId: string, enrollmentId: string, step: JourneyStep, atIso: string): Promise<boolean> =>
+      recordStep(db, workspaceId, enrollmentId, step, new Date(atIso)),
+
+    enqueueJourneyMessage: async (workspaceId: string, enrollmentId: string, nodeId: string, nowIso: string) =>
+      enqueueJourneyMessage(db, workspaceId, enrollmentId, nodeId, nowIso),
+
+    /** The next `atLocalTime` at or after `afterIso` in the contact's zone (its attribute, else the workspace's). */
+    localTimeAfter: async (workspaceId: string, contactId: string, atLocalTime: string, afterIso: string): Promise<string> => {
+      const settings = await readJourneySettings(db, workspaceId);
+      const contact = await findJourneyContact(db, workspaceId, contactId);
+      return nextLocalTime(new Date(afterIso), contactTimeZone(settings, contact?.attributes ?? {}), atLocalTime).toISOString();
+    },
+
+    /** Whether the contact matches the branch's AudienceRules now (a contact gone matches nothing). */
+    evaluateJourneyBranch: async (workspaceId: string, contactId: string, condition: AudienceRules, nowIso?: string): Promise<boolean> => {
+      const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: nowIso ? new Date(nowIso) : new Date() };
+      const params = new BindParams();
+      const workspace = params.add(workspaceId, 'uuid');
+      const contact = params.add(contactId, 'uuid');
+      const sql = `SELECT 1 FROM contacts c WHERE c.workspace_id = ${workspace} AND c.id = ${contact} AND ${audienceCondition(condition, context, params, workspace)}`;
+      const rows = await inAudienceSession(db, (transaction) => db.query(sql, { bind: params.values, type: QueryTypes.SELECT, transaction }));
+      return rows.length === 1;
+    },
+
+    /** Ends the enrollment if it is still active; false when another writer ended it first. */
+    finishEnrollment: async (workspaceId: string, enrollmentId: string, end: EnrollmentEnd, atIso?: string): Promise<boolean> =>
+      finishEnrollment(db, workspaceId, enrollmentId, end, atIso ? new Date(atIso) : new Date()),
+  };
+}
+
+export type JourneyActivities = ReturnType<typeof createJourneyActivities>;

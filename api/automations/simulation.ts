@@ -15,9 +15,9 @@ import { htmlToPlainText } from '../../core/templates/plain-text';
 import {
   contactMatchesRules,
   findAutomationDefinition,
-  findJourneySettings,
   recentMarketingSends,
 } from '../../db/repositories/automation-definitions';
+import { readJourneySettings } from '../../db/repositories/journey-settings';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import { findContact } from '../../db/repositories/contacts';
 import { listCustomFields } from '../../db/repositories/custom-fields';
@@ -145,7 +145,7 @@ export function createAutomationSimulation(deps: AutomationSimulationDeps) {
       const subject = await subjectOf(workspaceId, body);
       const startAt = body.startAt ? new Date(body.startAt) : now();
       const events: SimulatedEvent[] = body.events.map((event) => ({ name: event.event, properties: event.properties, at: new Date(event.at) }));
-      const settings = await findJourneySettings(db, workspaceId);
+      const settings = await readJourneySettings(db, workspaceId);
       const timeZone = contactTimeZone(settings, subject.attributes);
       const notes: string[] = [];
 

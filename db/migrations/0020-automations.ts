@@ -19,7 +19,8 @@ import type { QueryInterface } from 'sequelize';
  *   stored first (the point of acceptance), then matched; unprocessed ones are matched by the sweeper.
  * - `messages` gains the automation and journey node of a journey message (links, revenue, the journey
  *   timeline); `enrollment_id` was there from the start.
- * - `journey_settings`: quiet hours and frequency caps of a workspace.
+ * - `journey_settings`: quiet hours, frequency caps and the contact attribute holding a contact's zone. The
+ *   workspace's own zone stays `workspaces.timezone` (0015), which campaigns sent at a local time read too.
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
@@ -99,7 +100,6 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
       workspace_id uuid PRIMARY KEY REFERENCES workspaces (id) ON DELETE CASCADE,
       quiet_hours jsonb,
       frequency_caps jsonb NOT NULL DEFAULT '[]',
-      timezone text NOT NULL DEFAULT 'UTC',
       timezone_attribute text NOT NULL DEFAULT 'timezone',
       updated_at timestamptz NOT NULL DEFAULT now()
     );

@@ -2,7 +2,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { AudienceRules } from '../../core/audience-rules';
 import type { FieldDefinition } from '../../core/custom-fields';
 import type { Channel } from '../../core/identities';
-import { DEFAULT_JOURNEY_SETTINGS, type FrequencyCap, type JourneySettings, type QuietHours, type RecentSend } from '../../core/journeys/delivery-window';
+import type { RecentSend } from '../../core/journeys/delivery-window';
 import type { EventMatch, JourneyGraph } from '../../core/journeys/graph';
 import { inAudienceSession } from '../audience-session';
 import { BindParams } from '../bind-params';
@@ -64,17 +64,6 @@ export async function findAutomationDefinition(db: Sequelize, workspaceId: strin
         ? { id: row.version_id, version: row.version, goal: row.goal, graph: row.graph }
         : null,
   };
-}
-
-/** The workspace's quiet hours and caps; the defaults (none of either, UTC) when it never set them. */
-export async function findJourneySettings(db: Sequelize, workspaceId: string): Promise<JourneySettings> {
-  const rows = await db.query<{ quiet_hours: QuietHours | null; frequency_caps: FrequencyCap[]; timezone: string; timezone_attribute: string }>(
-    'SELECT quiet_hours, frequency_caps, timezone, timezone_attribute FROM journey_settings WHERE workspace_id = $1',
-    { bind: [workspaceId], type: QueryTypes.SELECT },
-  );
-  const row = rows[0];
-  if (!row) return DEFAULT_JOURNEY_SETTINGS;
-  return { quietHours: row.quiet_hours, frequencyCaps: row.frequency_caps, timezone: row.timezone, timezoneAttribute: row.timezone_attribute };
 }
 
 /**

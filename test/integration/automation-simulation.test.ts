@@ -138,7 +138,8 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
     const templateId = await createTemplate(db, workspaceId);
     const contactId = await createContact(db, workspaceId, { firstName: 'Bo', tz: 'America/New_York' }, { email: 'bo@example.com' });
     await db.query(
-      `INSERT INTO journey_settings (workspace_id, quiet_hours, frequency_caps, timezone, timezone_attribute) VALUES ($1, $2::jsonb, $3::jsonb, 'Europe/Paris', 'tz')`,
+      `WITH zone AS (UPDATE workspaces SET timezone = 'Europe/Paris' WHERE id = $1)
+       INSERT INTO journey_settings (workspace_id, quiet_hours, frequency_caps, timezone_attribute) VALUES ($1, $2::jsonb, $3::jsonb, 'tz')`,
       { bind: [workspaceId, JSON.stringify({ start: '21:00', end: '08:00' }), JSON.stringify([{ channel: 'email', limit: 1, windowMs: DAY }])] },
     );
     const [sent] = await queueMessages(db, workspaceId, { kind: 'campaign', count: 1, from: 'news@example.com' });

@@ -3,7 +3,7 @@ import { formatMailbox } from '../core/addresses';
 import type { Channel } from '../core/identities';
 import { contactTimeZone, type DeferReason, nextAllowedMoment } from '../core/journeys/delivery-window';
 import { type MessageNode, nodeById } from '../core/journeys/graph';
-import { CHAT_LIMITS, isChatChannel, pickIdentity } from '../core/message-channels';
+import { CHAT_LIMITS, isChatChannel, marketingIdentity } from '../core/message-channels';
 import type { FallbackStep } from '../core/message-content';
 import { nameBasedUuid } from '../core/name-based-uuid';
 import { identitiesOf } from '../db/repositories/contact-identities';
@@ -44,7 +44,7 @@ interface Reachable {
 
 /**
  * The channels the message can go out on, in the node's order (preferred, then the fallback chain): each
- * needs a reachable identity (primary, verified, opted in) that is not suppressed, a live template, and
+ * needs a reachable identity (core/message-channels.ts `marketingIdentity`) that is not suppressed, a live template, and
  * for email a sender. The first that qualifies carries the message; the others become its fallback steps.
  */
 async function reachableChannels(
@@ -59,7 +59,7 @@ async function reachableChannels(
   const reachable: Reachable[] = [];
   let missed: JourneySkipReason = 'no_reachable_identity';
   for (const channel of order) {
-    const identity = pickIdentity(identities, channel);
+    const identity = marketingIdentity(identities, channel);
     const templateId = node.templateByChannel[channel];
     const templateVersionId = templateId ? versions.get(templateId) : undefined;
     if (!identity || !templateId || !templateVersionId) continue;

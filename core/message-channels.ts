@@ -24,6 +24,17 @@ export function pickIdentity(identities: readonly ReachableIdentity[], channel?:
 }
 
 /**
+ * The identity a marketing message (a journey's) goes to on one channel, by the rules campaigns follow:
+ * email reaches the primary address unless it is opted out (contacts imported without a declared consent
+ * are the usual case, docs/campaigns.md); WhatsApp and Telegram need a primary identity that is verified
+ * and opted in, as their providers' rules for promotional messages do.
+ */
+export function marketingIdentity(identities: readonly ReachableIdentity[], channel: Channel): ReachableIdentity | null {
+  if (channel !== 'email') return pickIdentity(identities, channel);
+  return identities.find((identity) => identity.channel === 'email' && identity.isPrimary && identity.consent !== 'opted_out') ?? null;
+}
+
+/**
  * What each chat channel takes in one message: Telegram's sendMessage text is at most 4,096 characters;
  * Twilio takes a WhatsApp body of up to 1,600 and one media file per message.
  */

@@ -10,7 +10,7 @@ import { EventMatchSchema, GraphSchema } from '../../core/journeys/graph-schema'
 import { matchSynthetic } from '../../core/journeys/simulated-audience';
 import { type PlannedMessage, type SimulatedEvent, simulateJourney } from '../../core/journeys/simulation';
 import { checkedGraph } from '../../core/journeys/validation';
-import { pickIdentity } from '../../core/message-channels';
+import { marketingIdentity } from '../../core/message-channels';
 import { htmlToPlainText } from '../../core/templates/plain-text';
 import {
   contactMatchesRules,
@@ -81,7 +81,7 @@ export function createAutomationSimulation(deps: AutomationSimulationDeps) {
       const identities = await identitiesOf(db, workspaceId, [contact.id]);
       const reach = new Map<Channel, string>();
       for (const channel of CHANNELS) {
-        const identity = pickIdentity(identities, channel);
+        const identity = marketingIdentity(identities, channel);
         if (identity) reach.set(channel, identity.address);
       }
       const email = identities.find((identity) => identity.channel === 'email' && identity.isPrimary)?.address ?? null;

@@ -19,12 +19,12 @@ const oneTriggerForm = {
 export const CreateAutomationBody = z
   .object({ name: text(200), ...definitionFields, graph: GraphSchema })
   .refine(oneTriggerForm.check, oneTriggerForm.message)
-  .meta({ id: 'CreateAutomation' });
+  .meta({ id: 'CreateAutomation', not: { required: ['trigger', 'triggers'] } });
 
 export const UpdateAutomationBody = z
   .object({ name: text(200).optional(), ...definitionFields, graph: GraphSchema.optional() })
   .refine(oneTriggerForm.check, oneTriggerForm.message)
-  .meta({ id: 'UpdateAutomation' });
+  .meta({ id: 'UpdateAutomation', not: { required: ['trigger', 'triggers'] } });
 
 export type CreateAutomationInput = z.infer<typeof CreateAutomationBody>;
 export type UpdateAutomationInput = z.infer<typeof UpdateAutomationBody>;

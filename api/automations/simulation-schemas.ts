@@ -36,7 +36,7 @@ export const SimulateBody = z
       ctx.addIssue({ code: 'custom', path: ['contact'], message: 'Give contactId or contact, not both' });
     }
   })
-  .meta({ id: 'AutomationSimulateRequest' });
+  .meta({ id: 'AutomationSimulateRequest', not: { required: ['contactId', 'contact'] } });
 
 const NodeType = z.enum(['message', 'wait', 'wait_for_event', 'branch', 'exit']);
 

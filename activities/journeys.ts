@@ -1,15 +1,13 @@
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import type { AudienceRules } from '../core/audience-rules';
 import { fieldsByKey } from '../core/custom-fields';
 import { contactTimeZone } from '../core/journeys/delivery-window';
 import { nextLocalTime } from '../core/journeys/local-time';
-import { BindParams } from '../db/bind-params';
-import { inAudienceSession } from '../db/audience-session';
 import { listCustomFields } from '../db/repositories/custom-fields';
 import { findJourneyContact } from '../db/repositories/journey-messages';
 import { finishEnrollment, type JourneyStep, type LoadedJourney, loadEnrollment, recordStep } from '../db/repositories/journey-progress';
 import { readJourneySettings } from '../db/repositories/journey-settings';
-import { audienceCondition } from '../db/segment-query';
+import { contactMatchesRules } from '../db/repositories/segments';
 import type { EnrollmentEnd } from '../workflows/journey-signals';
 import { enqueueJourneyMessage } from './journey-messages';
 
@@ -41,12 +39,7 @@ export function createJourneyActivities(deps: { db: Sequelize }) {
     /** Whether the contact matches the branch's AudienceRules now (a contact gone matches nothing). */
     evaluateJourneyBranch: async (workspaceId: string, contactId: string, condition: AudienceRules, nowIso?: string): Promise<boolean> => {
       const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: nowIso ? new Date(nowIso) : new Date() };
-      const params = new BindParams();
-      const workspace = params.add(workspaceId, 'uuid');
-      const contact = params.add(contactId, 'uuid');
-      const sql = `SELECT 1 FROM contacts c WHERE c.workspace_id = ${workspace} AND c.id = ${contact} AND ${audienceCondition(condition, context, params, workspace)}`;
-      const rows = await inAudienceSession(db, (transaction) => db.query(sql, { bind: params.values, type: QueryTypes.SELECT, transaction }));
-      return rows.length === 1;
+      return contactMatchesRules(db, workspaceId, contactId, condition, context);
     },
 
     /** Ends the enrollment if it is still active; false when another writer ended it first. */

@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { findAutomationDefinition } from '../../db/repositories/automation-definitions';
+import { findAutomation } from '../../db/repositories/automations';
 import { type LinkClicks, linkStats } from '../../db/repositories/link-stats';
 
 /**
@@ -11,7 +11,7 @@ import { type LinkClicks, linkStats } from '../../db/repositories/link-stats';
 export function createAutomationLinks(db: Sequelize) {
   return {
     async links(workspaceId: string, automationId: string): Promise<LinkClicks[]> {
-      if (!(await findAutomationDefinition(db, workspaceId, automationId))) throw AppError.notFound('Automation');
+      if (!(await findAutomation(db, workspaceId, automationId))) throw AppError.notFound('Automation');
       return linkStats(db, workspaceId, { automationId });
     },
   };

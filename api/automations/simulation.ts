@@ -12,11 +12,9 @@ import { type PlannedMessage, type SimulatedEvent, simulateJourney } from '../..
 import { checkedGraph } from '../../core/journeys/validation';
 import { marketingIdentity } from '../../core/message-channels';
 import { htmlToPlainText } from '../../core/templates/plain-text';
-import {
-  contactMatchesRules,
-  findAutomationDefinition,
-  recentMarketingSends,
-} from '../../db/repositories/automation-definitions';
+import { findAutomation, findAutomationVersion } from '../../db/repositories/automations';
+import { recentMarketingSends } from '../../db/repositories/journey-messages';
+import { contactMatchesRules } from '../../db/repositories/segments';
 import { readJourneySettings } from '../../db/repositories/journey-settings';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import { findContact } from '../../db/repositories/contacts';
@@ -57,14 +55,15 @@ export function createAutomationSimulation(deps: AutomationSimulationDeps) {
   const now = deps.now ?? (() => new Date());
 
   async function versionOf(workspaceId: string, automationId: string, wanted: SimulateInput['version']) {
-    const automation = await findAutomationDefinition(db, workspaceId, automationId);
+    const automation = await findAutomation(db, workspaceId, automationId);
     if (!automation) throw AppError.notFound('Automation');
-    const source = wanted ?? (automation.current ? 'current' : 'draft');
+    const current = automation.currentVersionId ? await findAutomationVersion(db, workspaceId, automation.currentVersionId) : null;
+    const source = wanted ?? (current ? 'current' : 'draft');
     if (source === 'current') {
-      if (!automation.current) {
+      if (!current) {
         throw AppError.validation({ formErrors: [], fieldErrors: { version: ['The automation has no published version: activate it, or simulate the draft'] } });
       }
-      const { id, version, goal, graph } = automation.current;
+      const { id, version, goal, graph } = current;
       return { versionId: id, version, goal, graph };
     }
     const draft = StoredDraft.safeParse(automation.draft);
@@ -110,9 +109,8 @@ export function createAutomationSimulation(deps: AutomationSimulationDeps) {
     const branches = graph.nodes.filter((node): node is BranchNode => node.type === 'branch');
     const results = new Map<string, boolean>();
     if (branches.length === 0) return results;
-    const fields = fieldsByKey(await listCustomFields(db, workspaceId));
-    const at = now();
-    for (const node of branches) results.set(node.id, await contactMatchesRules(db, workspaceId, contactId, node.condition, fields, at));
+    const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: now() };
+    for (const node of branches) results.set(node.id, await contactMatchesRules(db, workspaceId, contactId, node.condition, context));
     return results;
   }
 

@@ -77,15 +77,17 @@ export async function defaultSender(db: Sequelize, workspaceId: string): Promise
 }
 
 /**
- * The contact's marketing messages (campaign and journey) created after `since`, as frequency caps count
- * them: one probe of messages_contact_recent_idx per channel.
+ * The contact's marketing messages (campaign and journey; transactional ones are exempt) created in
+ * (since, until], as frequency caps count them: one range of messages_contact_recent_idx. A simulation
+ * gives `until`, its start; the journey reads up to now.
  */
-export async function recentMarketingSends(db: Sequelize, workspaceId: string, contactId: string, since: Date): Promise<RecentSend[]> {
+export async function recentMarketingSends(db: Sequelize, workspaceId: string, contactId: string, since: Date, until?: Date): Promise<RecentSend[]> {
   const rows = await db.query<{ channel: Channel; created_at: Date }>(
     `SELECT channel, created_at FROM messages
      WHERE workspace_id = $1 AND contact_id = $2 AND kind <> 'transactional' AND created_at > $3
+       AND ($4::timestamptz IS NULL OR created_at <= $4)
      ORDER BY created_at LIMIT 10000`,
-    { bind: [workspaceId, contactId, since], type: QueryTypes.SELECT },
+    { bind: [workspaceId, contactId, since, until ?? null], type: QueryTypes.SELECT },
   );
   return rows.map((row) => ({ channel: row.channel, at: new Date(row.created_at) }));
 }

@@ -134,3 +134,27 @@ export async function previewAudience(
   ]);
   return { count: Number(counted[0].count), sample };
 }
+
+/**
+ * Whether one stored contact matches the rules now (a journey's branch, a simulated one): the segment SQL
+ * narrowed to that contact.
+ */
+export async function contactMatchesRules(
+  db: Sequelize,
+  workspaceId: string,
+  contactId: string,
+  rules: AudienceRules,
+  context: AudienceQueryContext,
+): Promise<boolean> {
+  const params = new BindParams();
+  const workspace = params.add(workspaceId, 'uuid');
+  const contact = params.add(contactId, 'uuid');
+  const condition = audienceCondition(rules, context, params, workspace);
+  const rows = await inAudienceSession(db, (transaction) =>
+    db.query<{ matches: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM contacts c WHERE c.workspace_id = ${workspace} AND c.id = ${contact} AND ${condition}) AS matches`,
+      { bind: params.values, type: QueryTypes.SELECT, transaction },
+    ),
+  );
+  return rows[0].matches;
+}

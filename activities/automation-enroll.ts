@@ -5,7 +5,7 @@ import { audiencePage } from '../db/repositories/enrollment-audience';
 import { enrollContacts } from '../db/repositories/enrollments';
 import { startEnrollments } from '../services/journey-events';
 import { journeyControl } from '../workflows/starts';
-import type { EnrollAudience } from '../workflows/automation-enroll';
+import type { EnrollAudience } from '../core/journeys/enrollment';
 
 export interface AutomationEnrollDeps {
   db: Sequelize;

@@ -1,8 +1,6 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-/** Who an enroll request names (AutomationEnrollRequest: exactly one of them). */
-export type EnrollAudience = { listId: string } | { segmentId: string } | { contactIds: string[] };
+import type { EnrollAudience } from '../core/journeys/enrollment';
 
 export interface AutomationEnrollInput {
   workspaceId: string;

@@ -7,7 +7,7 @@ import { findAutomation } from '../../db/repositories/automations';
 import { type EnrollmentRecord, type EnrollmentStatus, exitEnrollment, listEnrollments } from '../../db/repositories/enrollments';
 import { findList } from '../../db/repositories/lists';
 import { findSegment } from '../../db/repositories/segments';
-import type { EnrollAudience } from '../../workflows/automation-enroll';
+import type { EnrollAudience } from '../../core/journeys/enrollment';
 import { signalEnrollmentExit, startAutomationEnrollWorkflow } from '../../workflows/starts';
 import type { AutomationEnrollInput } from './schemas';
 

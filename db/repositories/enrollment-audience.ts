@@ -1,12 +1,10 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { AudienceRules } from '../../core/audience-rules';
+import type { EnrollAudience } from '../../core/journeys/enrollment';
 import { inAudienceSession } from '../audience-session';
 import { BindParams } from '../bind-params';
 import { audienceCondition } from '../segment-query';
 import { resolveAudience } from './campaign-audience';
-
-/** Who an enroll request names (AutomationEnrollRequest: exactly one of them). */
-export type EnrollAudience = { listId: string } | { segmentId: string } | { contactIds: string[] };
 
 /**
  * The next page of an enroll request's audience: contact ids after `cursor` in id order, so a page

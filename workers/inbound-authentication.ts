@@ -31,18 +31,19 @@ export async function evaluateSender(raw: Buffer, sender: SenderContext, options
     const dmarc = result.dmarc || null;
     return {
       spf: { result: authVerdict(spf?.status.result), domain: spf?.domain ?? null },
-      dkim: (result.dkim.results ?? []).map((signature) => ({
+      // An unsigned message comes back as one `none` result without a domain: no signature, so no entry.
+      dkim: (result.dkim.results ?? []).filter((signature) => Boolean(signature.signingDomain)).map((signature) => ({
         result: authVerdict(signature.status.result),
         domain: signature.signingDomain,
         aligned: Boolean(signature.status.aligned),
       })),
-      dmarc: { result: authVerdict(dmarc?.status.result), domain: dmarc?.domain ?? null, policy: dmarc?.policy ?? null },
+      dmarc: { result: authVerdict(dmarc?.status.result), headerFrom: result.dkim.headerFrom ?? [], domain: dmarc?.domain ?? null, policy: dmarc?.policy ?? null },
     };
   } catch (error) {
     return {
       spf: { result: 'temperror', domain: null },
       dkim: [],
-      dmarc: { result: 'temperror', domain: null, policy: null },
+      dmarc: { result: 'temperror', headerFrom: [], domain: null, policy: null },
       error: error instanceof Error ? error.message : String(error),
     };
   }

@@ -8,7 +8,11 @@ export type AuthVerdict = 'pass' | 'fail' | 'neutral' | 'none' | 'temperror' | '
 export interface InboundAuthResults {
   spf: { result: AuthVerdict; domain: string | null };
   dkim: { result: AuthVerdict; domain: string; aligned: boolean }[];
-  dmarc: { result: AuthVerdict; domain: string | null; policy: string | null };
+  /**
+   * `headerFrom`: the From address(es) DMARC judged; `domain`: the organizational domain whose record applied
+   * (mail.example.com is judged by example.com's policy when it has none of its own).
+   */
+  dmarc: { result: AuthVerdict; headerFrom: string[]; domain: string | null; policy: string | null };
   /** Set when the evaluation itself could not run (the verdicts above are then `temperror`). */
   error?: string;
 }

@@ -232,6 +232,27 @@ describe('the inbound SMTP listener', () => {
     expect(row.auth.dmarc.result).toBe('pass');
   });
 
+  it('when the raw message cannot be stored the sender gets 451 (try later) and no row exists: nothing unstored is acknowledged', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'outage');
+    // A blob store nobody listens at: the upload fails at once.
+    const deadStore = createBlobStore({ bucket: 'nowhere', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', createBucket: false, limits: { connectMs: 500, maxAttempts: 1 } });
+    const failing = createInboundSmtpServer({
+      db, blobs: deadStore, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
+      logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+    });
+    const livePort = port;
+    port = await listenInboundSmtp(failing, '127.0.0.1', 0);
+    try {
+      const error = await send({ from: 'alice@sender.example.net', to: `outage@${domain}`, raw: rawMail('alice@sender.example.net', `outage@${domain}`) }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ responseCode: 451 });
+      expect(await rowsOf(inbox)).toHaveLength(0);
+    } finally {
+      port = livePort;
+      await closeInboundSmtp(failing);
+      deadStore.close();
+    }
+  });
+
   it('STARTTLS is offered with a certificate, and mail delivered over it is accepted', async () => {
     const inbox = await addInbox(workspaceId, domain, 'secure');
     const info = await send({ from: 'alice@sender.example.net', to: `secure@${domain}`, raw: rawMail('alice@sender.example.net', `secure@${domain}`) }, { requireTLS: true });

@@ -39,6 +39,16 @@ export function createDnsLookup(options: DnsLookupOptions): DnsLookup {
   };
 }
 
+/**
+ * The same configured servers in the resolver form mailauth takes (`resolve(name, rrtype)`): the inbound
+ * listener's SPF, DKIM and DMARC lookups ask what domain verification asks.
+ */
+export function createDnsResolve(options: DnsLookupOptions): (name: string, rrtype: string) => Promise<string[][] | string[]> {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? 3_000, tries: options.tries ?? 2 });
+  if (options.servers.length) resolver.setServers([...options.servers]);
+  return (name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>;
+}
+
 function failure(error: unknown): { kind: 'none' } | { kind: 'error'; reason: string } {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && ABSENT.has(code)) return { kind: 'none' };

@@ -125,6 +125,22 @@ export const configSchema = z.object({
    */
   TWILIO_API_URL: z.url().default('https://api.twilio.com'),
   INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  /**
+   * The address the inbound SMTP listener binds to. Loopback by default, so a development machine does not
+   * take mail from its network; a deployment that receives mail sets `0.0.0.0` (or its public address).
+   */
+  INBOUND_SMTP_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * PEM files of the listener's certificate and key: with both set it offers STARTTLS (senders that find no
+   * STARTTLS deliver in clear, as SMTP allows); set neither or both.
+   */
+  INBOUND_TLS_CERT_PATH: z.string().min(1).optional(),
+  INBOUND_TLS_KEY_PATH: z.string().min(1).optional(),
+  /**
+   * Largest inbound message, raw MIME: announced in EHLO (SIZE) and refused with 552 past it. 40 MB takes
+   * 25 MB of attachments after base64, as outbound does (MAX_SEND_BODY_BYTES).
+   */
+  INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
   /**
    * The Telegram Bot API root: every Bot API call (getMe, setWebhook, sends) goes to it. Kept with a
@@ -180,6 +196,10 @@ export const configSchema = z.object({
   message: 'required when EMAIL_PROVIDER=ses: the SNS topic ARNs (comma-separated) of your SES notifications; no other topic is accepted',
   // Also when another variable is invalid, so one error names every problem; not when these two are.
   when: (payload) => !payload.issues.some((issue) => ['EMAIL_PROVIDER', 'SNS_TOPIC_ARNS'].includes(String(issue.path?.[0]))),
+}).refine((config) => Boolean(config.INBOUND_TLS_CERT_PATH) === Boolean(config.INBOUND_TLS_KEY_PATH), {
+  path: ['INBOUND_TLS_CERT_PATH'],
+  message: 'INBOUND_TLS_CERT_PATH and INBOUND_TLS_KEY_PATH go together: set both (STARTTLS) or neither',
+  when: (payload) => !payload.issues.some((issue) => ['INBOUND_TLS_CERT_PATH', 'INBOUND_TLS_KEY_PATH'].includes(String(issue.path?.[0]))),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {

@@ -52,3 +52,8 @@ export function automationEnrollWorkflowId(requestId: string): string {
 
 /** Starts enrollments whose workflow never started and matches events stored but not yet matched. */
 export const JOURNEY_SWEEPER_WORKFLOW_ID = 'journey-sweeper';
+
+/** One inbound-mail workflow per accepted message of an inbox (parse, rules, thread, store, email.received). */
+export function inboundMailWorkflowId(inboxMessageId: string): string {
+  return `inbound:${inboxMessageId}`;
+}

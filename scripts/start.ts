@@ -113,13 +113,15 @@ async function main(): Promise<void> {
   execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
   run('api', 'tsx', ['api/main.ts']);
   run('worker', 'tsx', ['workers/main.ts']);
+  run('inbound', 'tsx', ['workers/inbound-smtp.ts']);
 
   const base = config.PUBLIC_BASE_URL;
   console.log(`
   API            ${base}/api/v1
   API reference  ${base}/api/v1/docs   (OpenAPI: ${base}/api/v1/openapi.json)
   Health         ${base}/readyz   Metrics: ${base}/metrics
-  Temporal UI    ${temporalUi}${mailCatcher}${localDns}
+  Temporal UI    ${temporalUi}
+  Inbound SMTP   ${config.INBOUND_SMTP_HOST}:${config.INBOUND_SMTP_PORT}   (the MX of inbound-enabled domains)${mailCatcher}${localDns}
 
   Create a workspace and its first key (in another terminal):
     npm run admin -- workspace:create --name "My company"

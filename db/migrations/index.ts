@@ -18,6 +18,7 @@ import * as twilio from './0017-twilio';
 import * as messageParts from './0018-message-parts';
 import * as chatWebhookEvents from './0019-chat-webhook-events';
 import * as automations from './0020-automations';
+import * as inboxes from './0021-inboxes';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   { name: '0018-message-parts', ...messageParts },
   { name: '0019-chat-webhook-events', ...chatWebhookEvents },
   { name: '0020-automations', ...automations },
+  { name: '0021-inboxes', ...inboxes },
 ];

@@ -103,4 +103,15 @@ describe('configuration', () => {
     expect(loadConfig({ EMAIL_PROVIDER: 'smtp' }).SNS_TOPIC_ARNS).toEqual([]);
     expect(() => loadConfig({ EMAIL_PROVIDER: 'ses', PORT: 'x' })).toThrow(/PORT[\s\S]*SNS_TOPIC_ARNS/);
   });
+  it('the inbound listener binds to loopback with a 40 MB limit unless told otherwise', () => {
+    const config = loadConfig({});
+    expect([config.INBOUND_SMTP_HOST, config.INBOUND_MAX_MESSAGE_BYTES, config.INBOUND_TLS_CERT_PATH]).toEqual(['127.0.0.1', 40 * 1024 * 1024, undefined]);
+    expect(loadConfig({ INBOUND_SMTP_HOST: '0.0.0.0', INBOUND_MAX_MESSAGE_BYTES: '1000' })).toMatchObject({ INBOUND_SMTP_HOST: '0.0.0.0', INBOUND_MAX_MESSAGE_BYTES: 1000 });
+  });
+
+  it('an inbound TLS certificate without its key (or the reverse) is refused; both together are taken', () => {
+    expect(() => loadConfig({ INBOUND_TLS_CERT_PATH: '/etc/mx/cert.pem' })).toThrow(/INBOUND_TLS_CERT_PATH and INBOUND_TLS_KEY_PATH go together/);
+    expect(() => loadConfig({ INBOUND_TLS_KEY_PATH: '/etc/mx/key.pem' })).toThrow(/go together/);
+    expect(loadConfig({ INBOUND_TLS_CERT_PATH: '/c.pem', INBOUND_TLS_KEY_PATH: '/k.pem' })).toMatchObject({ INBOUND_TLS_CERT_PATH: '/c.pem', INBOUND_TLS_KEY_PATH: '/k.pem' });
+  });
 });

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { dkimSign } from 'mailauth';
+import { pino } from 'pino';
+import { generate } from 'selfsigned';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { SMTPServer } from 'smtp-server';
+import { loadConfig } from '../../core/config';
+import { generateDkimKeyPair } from '../../core/dkim-keys';
+import { dkimRecordName, dkimValue } from '../../core/dns-records';
+import type { InboundAuthResults } from '../../core/inbound/auth-results';
+import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
+import { findDomainByName, setInboundEnabled } from '../../db/repositories/domains';
+import { createSequelize } from '../../db/sequelize';
+import type { AcceptedInboundMessage } from '../../workers/inbound-acceptance';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
+import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+
+const MAX_BYTES = 64 * 1024;
+
+interface StoredRow {
+  id: string;
+  inbox_id: string;
+  status: string;
+  direction: string;
+  message_id_header: string | null;
+  envelope_from: string | null;
+  envelope_to: string;
+  raw_blob_key: string;
+  raw_size: number;
+  auth: InboundAuthResults;
+}
+
+/** Real SMTP sessions (nodemailer as the sending server) against the inbound listener, real Postgres, S3 and DNS. */
+describe('the inbound SMTP listener', () => {
+  const config = loadConfig(process.env);
+  let db: Sequelize;
+  let blobs: BlobStore;
+  let dns: TestDnsServer;
+  let server: SMTPServer;
+  let port: number;
+  const handedOff: AcceptedInboundMessage[] = [];
+  let workspaceId: string;
+  let domain: string;
+  let inboxId: string;
+
+  async function addInbox(workspace: string, domainName: string, localPart: string): Promise<string> {
+    const found = await findDomainByName(db, workspace, domainName);
+    if (!found) throw new Error('no domain');
+    const id = randomUUID();
+    await db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [id, workspace, found.id, localPart] });
+    return id;
+  }
+
+  async function inboundDomain(workspace: string): Promise<string> {
+    const name = await createVerifiedDomain(db, workspace, config.MASTER_KEY);
+    const found = await findDomainByName(db, workspace, name);
+    await setInboundEnabled(db, workspace, found!.id, true);
+    return name;
+  }
+
+  const rowsOf = (inbox: string) =>
+    db.query<StoredRow>('SELECT * FROM inbox_messages WHERE inbox_id = $1 ORDER BY created_at', { bind: [inbox], type: QueryTypes.SELECT });
+
+  function send(message: { from: string; to: string | string[]; raw: string | Buffer }, options: { requireTLS?: boolean } = {}) {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port,
+      secure: false,
+      ignoreTLS: !options.requireTLS,
+      requireTLS: options.requireTLS ?? false,
+      tls: { rejectUnauthorized: false },
+      name: 'sender.example.net',
+    });
+    return transport.sendMail({ envelope: { from: message.from, to: message.to }, raw: message.raw }).finally(() => transport.close());
+  }
+
+  const rawMail = (from: string, to: string, extra = '') =>
+    `From: ${from}\r\nTo: ${to}\r\nSubject: Hello\r\nMessage-ID: <${randomUUID()}@sender.example.net>\r\n${extra}MIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nHi there\r\n`;
+
+  beforeAll(async () => {
+    db = createSequelize(config.DATABASE_URL);
+    blobs = createBlobStore(blobStoreOptions(config));
+    dns = await startDnsServer();
+    const pems = await generate([{ name: 'commonName', value: 'inbound.messaging.local' }], { keySize: 2048, algorithm: 'sha256' });
+    server = createInboundSmtpServer({
+      db,
+      blobs,
+      resolver: dns.resolver,
+      mxHost: 'inbound.messaging.local',
+      maxMessageBytes: MAX_BYTES,
+      tls: { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private) },
+      logger: pino({ level: 'silent' }),
+      handOff: async (accepted) => {
+        handedOff.push(...accepted);
+      },
+      closeTimeoutMs: 200,
+    });
+    port = await listenInboundSmtp(server, '127.0.0.1', 0);
+    ({ workspaceId } = await createWorkspace(db));
+    domain = await inboundDomain(workspaceId);
+    inboxId = await addInbox(workspaceId, domain, 'Support');
+  });
+
+  afterAll(async () => {
+    await closeInboundSmtp(server);
+    await dns.close();
+    blobs.close();
+    await db.close();
+  });
+
+  it('mail to an inbox (any case of its address) is stored raw in the blob store with a received row, then handed off', async () => {
+    const raw = rawMail('alice@sender.example.net', `support@${domain}`);
+    const info = await send({ from: 'alice@sender.example.net', to: `SUPPORT@${domain.toUpperCase()}`, raw });
+    expect(info.accepted).toHaveLength(1);
+
+    const [row] = await rowsOf(inboxId);
+    expect(row).toMatchObject({ status: 'received', direction: 'in', envelope_from: 'alice@sender.example.net', raw_size: Buffer.byteLength(raw) });
+    expect(row.message_id_header).toMatch(/@sender\.example\.net$/);
+    expect((await blobs.get(row.raw_blob_key, MAX_BYTES))?.toString()).toBe(raw);
+    expect(row.raw_blob_key.startsWith(`inbound/${workspaceId}/`)).toBe(true);
+    expect(handedOff).toContainEqual({ id: row.id, workspaceId, inboxId });
+  });
+
+  it('the same Message-ID delivered again (a sender retrying) is answered 250 and stored once', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'retry');
+    const raw = rawMail('alice@sender.example.net', `retry@${domain}`);
+    await send({ from: 'alice@sender.example.net', to: `retry@${domain}`, raw });
+    await send({ from: 'alice@sender.example.net', to: `retry@${domain}`, raw });
+    expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+
+  it('an unknown mailbox of an inbound domain is refused with 550 at RCPT, and nothing is stored', async () => {
+    const error = await send({ from: 'alice@sender.example.net', to: `nobody@${domain}`, raw: rawMail('alice@sender.example.net', `nobody@${domain}`) }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect(String((error as Error).message)).toMatch(/5\.1\.1 No such mailbox/);
+  });
+
+  it('any other domain (foreign, or ours without inbound enabled) is refused with 550 at RCPT: no relaying', async () => {
+    const foreign = await send({ from: 'a@sender.example.net', to: 'someone@gmail.com', raw: rawMail('a@sender.example.net', 'someone@gmail.com') }).catch((e: unknown) => e);
+    expect(foreign).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+
+    const other = await createWorkspace(db);
+    const outboundOnly = await createVerifiedDomain(db, other.workspaceId, config.MASTER_KEY);
+    const inbox = await addInbox(other.workspaceId, outboundOnly, 'hello');
+    const refused = await send({ from: 'a@sender.example.net', to: `hello@${outboundOnly}`, raw: rawMail('a@sender.example.net', `hello@${outboundOnly}`) }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect(await rowsOf(inbox)).toHaveLength(0);
+  });
+
+  it('a blocked sender is refused with 550 at RCPT; other senders still get through', async () => {
+    const { workspaceId: workspace } = await createWorkspace(db);
+    const name = await inboundDomain(workspace);
+    const inbox = await addInbox(workspace, name, 'team');
+    await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'domain', 'spam.example.net')", {
+      bind: [randomUUID(), workspace],
+    });
+
+    const blocked = await send({ from: 'bot@mail.spam.example.net', to: `team@${name}`, raw: rawMail('bot@mail.spam.example.net', `team@${name}`) }).catch((e: unknown) => e);
+    expect(blocked).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect(String((blocked as Error).message)).toMatch(/Sender blocked/);
+    await send({ from: 'friend@sender.example.net', to: `team@${name}`, raw: rawMail('friend@sender.example.net', `team@${name}`) });
+    expect((await rowsOf(inbox)).map((row) => row.envelope_from)).toEqual(['friend@sender.example.net']);
+  });
+
+  it('with an allow list, a sender outside it is refused with 550 at RCPT and one inside it is accepted', async () => {
+    const { workspaceId: workspace } = await createWorkspace(db);
+    const name = await inboundDomain(workspace);
+    const inbox = await addInbox(workspace, name, 'agent');
+    await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'allow', 'address', 'boss@partner.example.net')", {
+      bind: [randomUUID(), workspace],
+    });
+
+    const outsider = await send({ from: 'someone@sender.example.net', to: `agent@${name}`, raw: rawMail('someone@sender.example.net', `agent@${name}`) }).catch((e: unknown) => e);
+    expect(outsider).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect(String((outsider as Error).message)).toMatch(/not accepted/);
+    await send({ from: 'Boss@Partner.example.net', to: `agent@${name}`, raw: rawMail('boss@partner.example.net', `agent@${name}`) });
+    expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+
+  it('a message larger than the limit is refused with 552 and nothing is stored', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'big');
+    const raw = rawMail('alice@sender.example.net', `big@${domain}`) + 'x'.repeat(MAX_BYTES + 10);
+    const error = await send({ from: 'alice@sender.example.net', to: `big@${domain}`, raw }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ responseCode: 552 });
+    expect(await rowsOf(inbox)).toHaveLength(0);
+  });
+
+  it('malformed MIME (no headers end, broken boundary, bare bytes) is stored as received without crashing the listener', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'broken');
+    const raw = Buffer.concat([
+      Buffer.from('From: <<<not an address\r\nContent-Type: multipart/mixed; boundary="never-closed"\r\nSubject: =?utf-8?B?broken*base64?=\r\n\r\n--never-closed\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!not base64!!!\r\n'),
+      Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x0d, 0x0a]),
+    ]);
+    await send({ from: 'alice@sender.example.net', to: `broken@${domain}`, raw });
+    const [row] = await rowsOf(inbox);
+    expect(row).toMatchObject({ status: 'received', message_id_header: null });
+    expect((await blobs.get(row.raw_blob_key, MAX_BYTES))?.equals(raw)).toBe(true);
+    // The listener still takes mail after it.
+    await send({ from: 'alice@sender.example.net', to: `broken@${domain}`, raw: rawMail('alice@sender.example.net', `broken@${domain}`) });
+    expect(await rowsOf(inbox)).toHaveLength(2);
+  });
+
+  it('a spoof of a domain whose DMARC policy it fails is accepted and flagged dmarc fail; SPF is evaluated for the envelope', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'ceo');
+    const bank = `bank-${randomUUID().slice(0, 8)}.example.org`;
+    dns.setTxt(bank, 'v=spf1 ip4:192.0.2.1 -all');
+    dns.setTxt(`_dmarc.${bank}`, 'v=DMARC1; p=reject');
+    await send({ from: `security@${bank}`, to: `ceo@${domain}`, raw: rawMail(`security@${bank}`, `ceo@${domain}`) });
+    const [row] = await rowsOf(inbox);
+    expect(row.auth.spf).toEqual({ result: 'fail', domain: bank });
+    expect(row.auth.dmarc).toEqual({ result: 'fail', headerFrom: [`security@${bank}`], domain: 'example.org', policy: 'reject' });
+    expect(row.auth.dkim).toEqual([]);
+  });
+
+  it('a message DKIM-signed by its From domain passes DKIM (aligned) and DMARC although SPF fails', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'signed');
+    const shop = `shop-${randomUUID().slice(0, 8)}.example.org`;
+    const key = await generateDkimKeyPair();
+    dns.setTxt(dkimRecordName(key.selector, shop), dkimValue(key.publicKey));
+    dns.setTxt(shop, 'v=spf1 -all');
+    dns.setTxt(`_dmarc.${shop}`, 'v=DMARC1; p=reject');
+    const unsigned = rawMail(`orders@${shop}`, `signed@${domain}`);
+    const signer = { signingDomain: shop, selector: key.selector, privateKey: key.privateKeyPem };
+    // mailauth signs with each entry of signatureData (the top-level fields alone sign nothing).
+    const { signatures } = await dkimSign(unsigned, { ...signer, signatureData: [signer] });
+    await send({ from: `orders@${shop}`, to: `signed@${domain}`, raw: signatures + unsigned });
+    const [row] = await rowsOf(inbox);
+    expect(row.auth.dkim).toEqual([{ result: 'pass', domain: shop, aligned: true }]);
+    expect(row.auth.spf.result).toBe('fail');
+    expect(row.auth.dmarc.result).toBe('pass');
+  });
+
+  it('when the raw message cannot be stored the sender gets 451 (try later) and no row exists: nothing unstored is acknowledged', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'outage');
+    // A blob store nobody listens at: the upload fails at once.
+    const deadStore = createBlobStore({ bucket: 'nowhere', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', createBucket: false, limits: { connectMs: 500, maxAttempts: 1 } });
+    const failing = createInboundSmtpServer({
+      db, blobs: deadStore, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
+      logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+    });
+    const livePort = port;
+    port = await listenInboundSmtp(failing, '127.0.0.1', 0);
+    try {
+      const error = await send({ from: 'alice@sender.example.net', to: `outage@${domain}`, raw: rawMail('alice@sender.example.net', `outage@${domain}`) }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ responseCode: 451 });
+      expect(await rowsOf(inbox)).toHaveLength(0);
+    } finally {
+      port = livePort;
+      await closeInboundSmtp(failing);
+      deadStore.close();
+    }
+  });
+
+  it('STARTTLS is offered with a certificate, and mail delivered over it is accepted', async () => {
+    const inbox = await addInbox(workspaceId, domain, 'secure');
+    const info = await send({ from: 'alice@sender.example.net', to: `secure@${domain}`, raw: rawMail('alice@sender.example.net', `secure@${domain}`) }, { requireTLS: true });
+    expect(info.accepted).toHaveLength(1);
+    expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+});

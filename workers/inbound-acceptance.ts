@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { DNSResolver } from 'mailauth';
+import type { Sequelize } from 'sequelize';
+import { headerBlockOf, headerValue } from '../core/inbound/header-block';
+import { parseMessageIds } from '../core/inbound/threading';
+import type { BlobStore } from '../db/blob-store';
+import { insertReceivedMessage } from '../db/repositories/inbound-mail';
+import { evaluateSender, type SenderContext } from './inbound-authentication';
+
+export interface AcceptedRecipient {
+  workspaceId: string;
+  inboxId: string;
+  /** As given at RCPT TO. */
+  address: string;
+}
+
+/** One SMTP transaction after its DATA: the bytes and the recipients accepted at RCPT. */
+export interface InboundTransaction {
+  raw: Buffer;
+  recipients: readonly AcceptedRecipient[];
+  sender: SenderContext;
+}
+
+export interface AcceptedInboundMessage {
+  id: string;
+  workspaceId: string;
+  inboxId: string;
+}
+
+export interface AcceptanceDeps {
+  db: Sequelize;
+  blobs: BlobStore;
+  resolver: DNSResolver;
+  /** Our MX host name, written into the authentication results as the evaluating server. */
+  mta: string;
+}
+
+/**
+ * Stores an accepted transaction before the listener answers 250: the sender's verdicts, the raw bytes in the
+ * blob store (one object per workspace among the recipients, so no workspace's data points at another's),
+ * then one `received` row per inbox. Throws when the store or the database fails, and the listener answers
+ * 451 so the sender retries: nothing is acknowledged that is not durable.
+ */
+export async function acceptInboundMail(deps: AcceptanceDeps, transaction: InboundTransaction): Promise<AcceptedInboundMessage[]> {
+  const auth = await evaluateSender(transaction.raw, transaction.sender, { resolver: deps.resolver, mta: deps.mta });
+  const messageIdHeader = parseMessageIds(headerValue(headerBlockOf(transaction.raw), 'message-id'))[0] ?? null;
+  const accepted: AcceptedInboundMessage[] = [];
+  for (const [workspaceId, recipients] of byWorkspace(transaction.recipients)) {
+    const rawBlobKey = `inbound/${workspaceId}/${randomUUID()}.eml`;
+    await deps.blobs.put(rawBlobKey, transaction.raw, 'message/rfc822');
+    let stored = 0;
+    for (const recipient of recipients) {
+      const id = await insertReceivedMessage(deps.db, {
+        workspaceId,
+        inboxId: recipient.inboxId,
+        messageIdHeader,
+        envelopeFrom: transaction.sender.envelopeFrom,
+        envelopeTo: recipient.address,
+        remoteAddress: transaction.sender.ip,
+        rawBlobKey,
+        rawSize: transaction.raw.length,
+        auth,
+      });
+      if (id) {
+        stored += 1;
+        accepted.push({ id, workspaceId, inboxId: recipient.inboxId });
+      }
+    }
+    // A repeat delivery of mail we already hold: its copy of the bytes is referenced by no row.
+    if (!stored) await deps.blobs.delete(rawBlobKey);
+  }
+  return accepted;
+}
+
+/** Recipients grouped by workspace, each inbox once (two spellings of one mailbox are one delivery). */
+function byWorkspace(recipients: readonly AcceptedRecipient[]): Map<string, AcceptedRecipient[]> {
+  const groups = new Map<string, AcceptedRecipient[]>();
+  const seen = new Set<string>();
+  for (const recipient of recipients) {
+    if (seen.has(recipient.inboxId)) continue;
+    seen.add(recipient.inboxId);
+    groups.set(recipient.workspaceId, [...(groups.get(recipient.workspaceId) ?? []), recipient]);
+  }
+  return groups;
+}
+
+/**
+ * Where the inbound-mail workflow is started (plan step 3, not built yet): for each accepted message, start
+ * `inboundMailWorkflow` with id `inboundMailWorkflowId(id)` (core/ids.ts), REJECT_DUPLICATE, an already-started
+ * answer taken as success, then set `inbox_messages.workflow_started_at`. A failed start loses nothing: rows in
+ * status `received` without `workflow_started_at` are the outbox (`inbox_messages_unstarted_idx`) that a
+ * dispatcher drains, as messages do. Until then accepted mail waits in that outbox.
+ */
+export async function startInboundMailWorkflows(accepted: readonly AcceptedInboundMessage[]): Promise<void> {
+  void accepted;
+}

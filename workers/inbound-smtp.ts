@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { createDnsResolve } from '../activities/dns-lookup';
+import { loadConfig } from '../core/config';
+import { logRedaction } from '../core/log-redaction';
+import { blobStoreOptions, createBlobStore } from '../db/blob-store';
+import { createSequelize } from '../db/sequelize';
+import { startInboundMailWorkflows } from './inbound-acceptance';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './inbound-smtp-server';
+
+/**
+ * The inbound SMTP process (`npm start` runs it beside the API and the worker): the MX of inbound-enabled
+ * domains on INBOUND_SMTP_HOST:INBOUND_SMTP_PORT. On SIGTERM it stops taking connections and lets the open
+ * sessions finish, within SHUTDOWN_TIMEOUT_MS.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.LOG_LEVEL, base: { process: 'inbound' }, redact: logRedaction });
+  const db = createSequelize(config.DATABASE_URL);
+  const blobs = createBlobStore(blobStoreOptions(config));
+  const tls = config.INBOUND_TLS_CERT_PATH && config.INBOUND_TLS_KEY_PATH
+    ? { cert: readFileSync(config.INBOUND_TLS_CERT_PATH), key: readFileSync(config.INBOUND_TLS_KEY_PATH) }
+    : undefined;
+  const server = createInboundSmtpServer({
+    db,
+    blobs,
+    resolver: createDnsResolve({ servers: config.DNS_SERVERS }),
+    mxHost: config.INBOUND_MX_HOST,
+    maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
+    tls,
+    logger,
+    handOff: startInboundMailWorkflows,
+    closeTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  });
+  const port = await listenInboundSmtp(server, config.INBOUND_SMTP_HOST, config.INBOUND_SMTP_PORT);
+  logger.info({ host: config.INBOUND_SMTP_HOST, port, starttls: Boolean(tls) }, 'inbound SMTP listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'closing the inbound SMTP listener');
+    closeInboundSmtp(server)
+      .then(() => Promise.allSettled([db.close()]))
+      .then(() => {
+        blobs.close();
+        process.exit(0);
+      }, () => process.exit(1));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
 
   const listener = createInboundSmtpServer({
     db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
-    logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+    maxConnections: config.INBOUND_MAX_CONNECTIONS, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
   });
   const port = await listenInboundSmtp(listener, '127.0.0.1', 0);
   const ours = await drive(port, `bench@${domain}`);

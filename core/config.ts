@@ -141,6 +141,12 @@ export const configSchema = z.object({
    * 25 MB of attachments after base64, as outbound does (MAX_SEND_BODY_BYTES).
    */
   INBOUND_MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(40 * 1024 * 1024),
+  /**
+   * Open SMTP connections the listener holds at once; the next is answered 421 (try later), which every sending
+   * server handles. Each session may hold a database connection at RCPT and DATA, so a flood of idle senders
+   * must not be able to take the process's sockets and pool from real mail.
+   */
+  INBOUND_MAX_CONNECTIONS: z.coerce.number().int().positive().default(500),
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
   /**
    * The Telegram Bot API root: every Bot API call (getMe, setWebhook, sends) goes to it. Kept with a

@@ -15,6 +15,8 @@ export interface InboundSmtpOptions {
   /** Our name in the greeting and in the authentication results (INBOUND_MX_HOST). */
   mxHost: string;
   maxMessageBytes: number;
+  /** Connections held at once; the next is answered 421 (INBOUND_MAX_CONNECTIONS). */
+  maxConnections: number;
   /** PEM certificate and key: STARTTLS is offered only with them. */
   tls?: { cert: Buffer; key: Buffer };
   logger: Logger;
@@ -62,6 +64,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     name: options.mxHost,
     banner: 'inbound mail',
     size: options.maxMessageBytes,
+    maxClients: options.maxConnections,
     // An MX takes mail for its own domains from anyone: no AUTH; STARTTLS only when there is a certificate.
     authOptional: true,
     disabledCommands: options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],

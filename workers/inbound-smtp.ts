@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     resolver: createDnsResolve({ servers: config.DNS_SERVERS }),
     mxHost: config.INBOUND_MX_HOST,
     maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
+    maxConnections: config.INBOUND_MAX_CONNECTIONS,
     tls,
     logger,
     handOff: startInboundMailWorkflows,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import nodemailer from 'nodemailer';
 import { dkimSign } from 'mailauth';
 import { pino } from 'pino';
@@ -90,6 +91,7 @@ describe('the inbound SMTP listener', () => {
       resolver: dns.resolver,
       mxHost: 'inbound.messaging.local',
       maxMessageBytes: MAX_BYTES,
+      maxConnections: 50,
       tls: { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private) },
       logger: pino({ level: 'silent' }),
       handOff: async (accepted) => {
@@ -238,7 +240,7 @@ describe('the inbound SMTP listener', () => {
     const deadStore = createBlobStore({ bucket: 'nowhere', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', createBucket: false, limits: { connectMs: 500, maxAttempts: 1 } });
     const failing = createInboundSmtpServer({
       db, blobs: deadStore, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
-      logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+      maxConnections: 50, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
     });
     const livePort = port;
     port = await listenInboundSmtp(failing, '127.0.0.1', 0);
@@ -258,5 +260,25 @@ describe('the inbound SMTP listener', () => {
     const info = await send({ from: 'alice@sender.example.net', to: `secure@${domain}`, raw: rawMail('alice@sender.example.net', `secure@${domain}`) }, { requireTLS: true });
     expect(info.accepted).toHaveLength(1);
     expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+
+  it('past the connection cap a new connection is answered 421 (try later) while the held one keeps its session', async () => {
+    const capped = createInboundSmtpServer({
+      db, blobs, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
+      maxConnections: 1, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+    });
+    const cappedPort = await listenInboundSmtp(capped, '127.0.0.1', 0);
+    const greeting = (socket: Socket) => new Promise<string>((resolve) => socket.once('data', (data: Buffer) => resolve(data.toString())));
+    const first = connect(cappedPort, '127.0.0.1');
+    let second: Socket | undefined;
+    try {
+      expect(await greeting(first)).toMatch(/^220 /);
+      second = connect(cappedPort, '127.0.0.1');
+      expect(await greeting(second)).toMatch(/^421 /);
+    } finally {
+      first.destroy();
+      second?.destroy();
+      await closeInboundSmtp(capped);
+    }
   });
 });

@@ -281,4 +281,67 @@ describe('the inbound SMTP listener', () => {
       await closeInboundSmtp(capped);
     }
   });
+
+  /** A raw SMTP dialogue: each command's reply, for what a mail library will not send (SIZE=, pipelined RCPTs). */
+  async function dialogue(commands: string[]): Promise<string[]> {
+    const socket = connect(port, '127.0.0.1');
+    const replies: string[] = [];
+    let buffered = '';
+    const next = () => new Promise<string>((resolve) => {
+      const take = () => {
+        // A reply is complete at a line whose code is followed by a space (RFC 5321 §4.2.1).
+        const end = buffered.search(/^\d{3} [^\r\n]*\r\n/m);
+        if (end < 0) return false;
+        const close = buffered.indexOf('\r\n', end) + 2;
+        resolve(buffered.slice(0, close));
+        buffered = buffered.slice(close);
+        return true;
+      };
+      if (take()) return;
+      const onData = (data: Buffer) => {
+        buffered += data.toString();
+        if (take()) socket.off('data', onData);
+      };
+      socket.on('data', onData);
+    });
+    try {
+      await next();
+      for (const command of commands) {
+        socket.write(`${command}\r\n`);
+        replies.push(await next());
+      }
+    } finally {
+      socket.destroy();
+    }
+    return replies;
+  }
+
+  it('a MAIL FROM that declares a SIZE past the limit is refused with 552 before any body is sent', async () => {
+    const [, mailFrom] = await dialogue(['EHLO sender.example.net', `MAIL FROM:<alice@sender.example.net> SIZE=${MAX_BYTES + 1}`]);
+    expect(mailFrom).toMatch(/^552 /);
+  });
+
+  it('past 100 accepted recipients in one transaction the next is answered 452 (send the rest later)', async () => {
+    const ids = Array.from({ length: 101 }, (_, i) => `many${i}`);
+    for (const localPart of ids) await addInbox(workspaceId, domain, localPart);
+    const replies = await dialogue(['EHLO sender.example.net', 'MAIL FROM:<alice@sender.example.net>', ...ids.map((localPart) => `RCPT TO:<${localPart}@${domain}>`)]);
+    const rcpts = replies.slice(2);
+    expect(rcpts.slice(0, 100).every((line) => line.startsWith('250 '))).toBe(true);
+    expect(rcpts[100]).toMatch(/^452 /);
+  });
+
+  it('one message to inboxes of two workspaces is stored as two copies, each under its own workspace', async () => {
+    const { workspaceId: other } = await createWorkspace(db);
+    const otherDomain = await inboundDomain(other);
+    const otherInbox = await addInbox(other, otherDomain, 'desk');
+    const ours = await addInbox(workspaceId, domain, 'shared');
+    const raw = rawMail('alice@sender.example.net', `shared@${domain}, desk@${otherDomain}`);
+    const info = await send({ from: 'alice@sender.example.net', to: [`shared@${domain}`, `desk@${otherDomain}`], raw });
+    expect(info.accepted).toHaveLength(2);
+    const [mine] = await rowsOf(ours);
+    const [theirs] = await rowsOf(otherInbox);
+    expect(mine.raw_blob_key.startsWith(`inbound/${workspaceId}/`)).toBe(true);
+    expect(theirs.raw_blob_key.startsWith(`inbound/${other}/`)).toBe(true);
+    expect((await blobs.get(theirs.raw_blob_key, MAX_BYTES))?.toString()).toBe(raw);
+  });
 });

@@ -149,7 +149,7 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
       contactId,
       name,
       // Flat values only, so an automation's `match` can test them.
-      properties: { inboxId: row.inboxId, threadId, inboxMessageId: row.id, inbox: row.inboxAddress, from: parsed.fromAddress ?? '', subject: parsed.subject ?? '', spoofed: isDmarcFailure(row.auth) },
+      properties: { inboxId: row.inboxId, threadId, inboxMessageId: row.id, inbox: row.inboxAddress, from: parsed.fromAddress ?? '', subject: parsed.subject ?? '' },
       occurredAt: row.createdAt,
       idempotencyKey: inboundContactEventKey(row.id),
     }, transaction);
@@ -196,7 +196,8 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
         const threadId = joined ?? (await createThread(db, arrival, transaction));
         if (joined) await addToThread(db, joined, arrival, transaction);
         const isReply = joined ? await threadHasSentMessage(db, row.workspaceId, joined, transaction) : false;
-        const contactId = await contactOf(row.workspaceId, parsed.fromAddress, transaction);
+        // A From that fails its domain's DMARC is not the contact's word: a spoofed "reply" must not end a journey.
+        const contactId = isDmarcFailure(row.auth) ? null : await contactOf(row.workspaceId, parsed.fromAddress, transaction);
         await markProcessed(db, row.workspaceId, row.id, {
           threadId,
           contactId,

@@ -254,14 +254,17 @@ it('malformed MIME is stored flagged with what could be read, and processed with
   }
 });
 
-it('a DMARC-failing spoof is processed with spoofed true in its email.received event', async () => {
+it('a DMARC-failing spoof of a contact\'s address is processed with spoofed true, and is not taken as the contact\'s mail', async () => {
   const inbox = await inboxOfNewWorkspace();
   const bank = `bank-${randomUUID().slice(0, 8)}.example.org`;
   dns.setTxt(bank, 'v=spf1 ip4:192.0.2.1 -all');
   dns.setTxt(`_dmarc.${bank}`, 'v=DMARC1; p=reject');
+  expect((await stack.api.as(inbox.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `security@${bank}` }] })).status).toBe(201);
   await send({ from: `security@${bank}`, to: inbox.address, subject: 'Verify your account', text: 'Click here' });
   const [row] = await processed(inbox.inboxId, 1);
   expect(row.auth.dmarc.result).toBe('fail');
+  expect(row.contact_id).toBeNull();
+  expect(await query('SELECT id FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([]);
   const [event] = await query<{ data: Record<string, unknown> }>("SELECT data FROM platform_events WHERE workspace_id = $1 AND type = 'email.received'", [inbox.workspaceId]);
   expect(event.data).toMatchObject({ spoofed: true, auth: expect.objectContaining({ dmarc: 'fail' }) });
 });

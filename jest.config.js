@@ -1,6 +1,8 @@
 /** Three projects: pure unit tests, time-skipping workflow tests, and integration tests on real services. */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
+  // email-reply-parser ships only ESM (Node 24 requires it natively); jest loads it compiled to CommonJS.
+  '/email-reply-parser/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
 };
 const project = (name, extra = {}) => ({
   displayName: name,
@@ -10,6 +12,7 @@ const project = (name, extra = {}) => ({
   // marked ships only ESM, which Node 24 requires natively but jest (without --experimental-vm-modules)
   // cannot; its UMD build is the same code in a form jest loads.
   moduleNameMapper: { '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js' },
+  transformIgnorePatterns: ['/node_modules/(?!email-reply-parser/)'],
   ...extra,
 });
 

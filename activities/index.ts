@@ -43,6 +43,7 @@ import { createProviderEventActivities, emailSuppress } from './provider-events'
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
+import { createInboundMailActivities } from './inbound-mail';
 
 export interface ActivityDeps {
   db: Sequelize;
@@ -102,6 +103,14 @@ export function createActivities(deps: ActivityDeps) {
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createJourneyActivities({ db }),
+    ...createInboundMailActivities({
+      db,
+      blobs,
+      temporal,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
+      logger: deps.logger,
+    }),
     ...createReconcilerActivities({ db, temporal, observer, taskQueuePrefix: config.TASK_QUEUE_PREFIX }),
     ...createAutomationEnrollActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
     ...createJourneySweeperActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),

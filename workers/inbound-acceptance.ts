@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { DNSResolver } from 'mailauth';
+import type { Client } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
 import { headerBlockOf, headerValue } from '../core/inbound/header-block';
 import { parseMessageIds } from '../core/inbound/threading';
 import type { BlobStore } from '../db/blob-store';
 import { insertReceivedMessage } from '../db/repositories/inbound-mail';
+import { markInboundStarted } from '../db/repositories/inbound-outbox';
+import { startInboundMailWorkflow } from '../workflows/starts';
 import { evaluateSender, type SenderContext } from './inbound-authentication';
 
 export interface AcceptedRecipient {
@@ -84,13 +87,34 @@ function byWorkspace(recipients: readonly AcceptedRecipient[]): Map<string, Acce
   return groups;
 }
 
+/** How long one start may take before the message is left to the outbox. */
+const START_DEADLINE_MS = 5_000;
+
+export interface HandOffDeps {
+  db: Sequelize;
+  client: Client;
+  taskQueuePrefix: string;
+}
+
 /**
- * Where the inbound-mail workflow is started (plan step 3, not built yet): for each accepted message, start
- * `inboundMailWorkflow` with id `inboundMailWorkflowId(id)` (core/ids.ts), REJECT_DUPLICATE, an already-started
- * answer taken as success, then set `inbox_messages.workflow_started_at`. A failed start loses nothing: rows in
- * status `received` without `workflow_started_at` are the outbox (`inbox_messages_unstarted_idx`) that a
- * dispatcher drains, as messages do. Until then accepted mail waits in that outbox.
+ * Starts the inbound-mail workflow of each accepted message right after the 250, then takes the started ones
+ * out of the outbox (`workflow_started_at`). A start that fails loses nothing: the row stays `received` without
+ * `workflow_started_at`, and the inbound dispatcher (workers/inbound-dispatcher.ts) starts it a few seconds
+ * later. Throws the first failure after trying them all, so the listener logs it.
  */
-export async function startInboundMailWorkflows(accepted: readonly AcceptedInboundMessage[]): Promise<void> {
-  void accepted;
+export async function startInboundMailWorkflows(deps: HandOffDeps, accepted: readonly AcceptedInboundMessage[]): Promise<void> {
+  const started: string[] = [];
+  let failure: unknown = null;
+  for (const message of accepted) {
+    try {
+      // A Temporal that hangs must not hold the hand-off: the outbox has the message anyway.
+      await deps.client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        startInboundMailWorkflow(deps.client, deps.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id }));
+      started.push(message.id);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  await markInboundStarted(deps.db, started);
+  if (failure !== null) throw failure;
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createDnsResolve } from '../activities/dns-lookup';
 import { loadConfig } from '../core/config';
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'inbound' }, redact: logRedaction });
   const db = createSequelize(config.DATABASE_URL);
   const blobs = createBlobStore(blobStoreOptions(config));
+  // Lazy: the listener takes mail while Temporal is still starting or away; the outbox covers the gap.
+  const client = new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const tls = config.INBOUND_TLS_CERT_PATH && config.INBOUND_TLS_KEY_PATH
     ? { cert: readFileSync(config.INBOUND_TLS_CERT_PATH), key: readFileSync(config.INBOUND_TLS_KEY_PATH) }
     : undefined;
@@ -30,7 +33,7 @@ async function main(): Promise<void> {
     maxConnections: config.INBOUND_MAX_CONNECTIONS,
     tls,
     logger,
-    handOff: startInboundMailWorkflows,
+    handOff: (accepted) => startInboundMailWorkflows({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX }, accepted),
     closeTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   });
   const port = await listenInboundSmtp(server, config.INBOUND_SMTP_HOST, config.INBOUND_SMTP_PORT);
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'closing the inbound SMTP listener');
     closeInboundSmtp(server)
-      .then(() => Promise.allSettled([db.close()]))
+      .then(() => Promise.allSettled([db.close(), client.connection.close()]))
       .then(() => {
         blobs.close();
         process.exit(0);

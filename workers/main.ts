@@ -11,6 +11,7 @@ import { createTemplateRenderer, templateRendererOptions } from '../services/tem
 import { startSingletons } from '../workflows/starts';
 import { createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherChannels, runDispatcher } from './dispatcher';
+import { runInboundDispatcher } from './inbound-dispatcher';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
         perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT,
         intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
       }),
+      runInboundDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, intervalMs: 1_000 }),
     ]
     : [];
   logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');

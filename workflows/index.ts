@@ -12,3 +12,4 @@ export { campaignWorkflow } from './campaign';
 export { automationEnrollWorkflow } from './automation-enroll';
 export { journeySweeperWorkflow } from './journey-sweeper';
 export { journeyWorkflow } from './journey';
+export { inboundMailWorkflow } from './inbound-mail';

@@ -5,6 +5,7 @@ import {
   automationEnrollWorkflowId,
   campaignWorkflowId,
   enrollmentWorkflowId,
+  inboundMailWorkflowId,
   DOMAIN_WATCHDOG_WORKFLOW_ID,
   JOURNEY_SWEEPER_WORKFLOW_ID,
   MESSAGE_RECONCILER_WORKFLOW_ID,
@@ -18,6 +19,7 @@ import { campaignWorkflow, cancelCampaignSignal, pauseCampaignSignal, resumeCamp
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
 import { automationEnrollWorkflow, type AutomationEnrollInput } from './automation-enroll';
+import { inboundMailWorkflow } from './inbound-mail';
 import { journeyWorkflow } from './journey';
 import { journeySweeperWorkflow } from './journey-sweeper';
 import { exitEnrollmentSignal, type ExitRequestReason, type JourneyEvent, journeyEventSignal } from './journey-signals';
@@ -117,6 +119,29 @@ export async function startWebhookDeliveryWorkflow(client: Client, taskQueuePref
       workflowId,
       args: [delivery],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    }),
+  );
+  return workflowId;
+}
+
+/**
+ * The inbound-mail workflow of one accepted message, `inbound:<inboxMessageId>`. It runs on the control
+ * queue rather than the default one that carries the send workflows, so a flood of mail to one inbox never
+ * waits behind a campaign nor delays anyone's sends; at transactional priority, below the control plane's own
+ * (domain checks and webhooks still go first); with the workspace as fairness key, so one workspace's flood
+ * takes turns with other workspaces' mail. Its work is a parse and a few statements, as short as the control
+ * plane's.
+ */
+export async function startInboundMailWorkflow(client: Client, taskQueuePrefix: string, message: { workspaceId: string; inboxMessageId: string }): Promise<string> {
+  const workflowId = inboundMailWorkflowId(message.inboxMessageId);
+  await startOnce(() =>
+    client.workflow.start(inboundMailWorkflow, {
+      workflowId,
+      taskQueue: taskQueueName(taskQueuePrefix, 'control'),
+      args: [{ workspaceId: message.workspaceId, inboxMessageId: message.inboxMessageId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: TEMPORAL_PRIORITY.transactional, fairnessKey: message.workspaceId },
+      typedSearchAttributes: searchAttributes({ WorkspaceId: message.workspaceId, Channel: 'email', Kind: 'inbound' }),
     }),
   );
   return workflowId;

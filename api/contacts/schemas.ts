@@ -139,7 +139,18 @@ export const ContactJourneyEntrySchema = z
     exitReason: z.string().nullable().optional().describe('enrollment (exited): completed, exit_node, goal_reached, manual, archived'),
     messageId: z.uuid().optional().describe('message_sent'),
     channel: z.string().optional().describe('message_sent'),
-    subject: z.string().nullable().optional().describe('message_sent'),
+    subject: z.string().nullable().optional().describe('message_sent and email_received'),
+    to: z
+      .object({
+        address: z.string(),
+        displayName: z.string().nullable(),
+        domainKind: z.string().describe('custom: the workspace\'s own verified domain (every inbox lives on one)'),
+      })
+      .optional()
+      .describe('email_received: the inbox the contact wrote to'),
+    inboxId: z.uuid().optional().describe('email_received'),
+    threadId: z.uuid().nullable().optional().describe('email_received'),
+    inboxMessageId: z.uuid().optional().describe('email_received'),
   })
   .loose()
   .meta({ id: 'ContactJourneyEntry' });

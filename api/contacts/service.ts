@@ -5,6 +5,7 @@ import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
 import { identitiesOf } from '../../db/repositories/contact-identities';
+import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listCustomFields } from '../../db/repositories/custom-fields';
 import { listsOfContact } from '../../db/repositories/lists';
@@ -16,7 +17,7 @@ import type { ContactListInput, UpsertContactInput } from './schemas';
 import { upsertContact } from './upsert';
 
 /** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
-export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent'; at: Date } & Record<string, unknown>;
+export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'email_received'; at: Date } & Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -112,16 +113,17 @@ export function createContactService(db: Sequelize) {
 
     /**
      * The contact's timeline, newest first: behavioural events (touches of kind `event`), its enrollments
-     * (entered, where it stands while active, exited with the reason) and the messages journeys sent it.
-     * Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
+     * (entered, where it stands while active, exited with the reason), the messages journeys sent it, and
+     * the mail it sent to the workspace's inboxes (`email_received`). Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
      */
     async journey(workspaceId: string, contactId: string, page: { limit: number; before?: string }): Promise<JourneyEntry[]> {
       await requireContact(workspaceId, contactId);
       const window = { limit: page.limit, before: page.before ? new Date(page.before) : undefined };
-      const [events, enrollments, messages] = await Promise.all([
+      const [events, enrollments, messages, received] = await Promise.all([
         contactEvents(db, workspaceId, contactId, window),
         enrollmentEntries(db, workspaceId, contactId, window),
         journeyMessageEntries(db, workspaceId, contactId, window),
+        receivedMailOfContact(db, workspaceId, contactId, window),
       ]);
       const entries: JourneyEntry[] = [
         ...events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name })),
@@ -150,6 +152,17 @@ export function createContactService(db: Sequelize) {
           nodeType: 'message',
           // The spec: a message step is labelled by its email subject.
           nodeLabel: message.subject ?? 'message',
+        })),
+        ...received.map((mail) => ({
+          type: 'email_received' as const,
+          at: mail.at,
+          subject: mail.subject,
+          // The mailbox the contact wrote to. Inboxes live only on the workspace's own verified domains, so its
+          // domain kind is always `custom` (as opposed to a shared platform domain, which inboxes never use).
+          to: { address: mail.inboxAddress, displayName: mail.inboxDisplayName, domainKind: 'custom' },
+          inboxId: mail.inboxId,
+          threadId: mail.threadId,
+          inboxMessageId: mail.inboxMessageId,
         })),
       ];
       return entries.sort((a, b) => b.at.getTime() - a.at.getTime()).slice(0, page.limit);

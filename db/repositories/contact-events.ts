@@ -74,6 +74,7 @@ export async function acceptContactEvent(
   db: Sequelize,
   workspaceId: string,
   event: { contactId: string; name: string; properties: Record<string, unknown>; occurredAt: Date; idempotencyKey: string | null },
+  transaction?: Transaction,
 ): Promise<{ event: StoredEvent; duplicate: boolean }> {
   const inserted = await db.query<ContactEventRow>(
     `INSERT INTO contact_events (id, workspace_id, contact_id, name, properties, occurred_at, idempotency_key)
@@ -82,14 +83,25 @@ export async function acceptContactEvent(
     {
       bind: [randomUUID(), workspaceId, event.contactId, event.name, JSON.stringify(event.properties), event.occurredAt, event.idempotencyKey],
       type: QueryTypes.SELECT,
+      transaction,
     },
   );
   if (inserted[0]) return { event: { ...toEvent(inserted[0]), workspaceId }, duplicate: false };
   const first = await db.query<ContactEventRow>('SELECT * FROM contact_events WHERE workspace_id = $1 AND idempotency_key = $2', {
     bind: [workspaceId, event.idempotencyKey],
     type: QueryTypes.SELECT,
+    transaction,
   });
   return { event: { ...toEvent(first[0]), workspaceId }, duplicate: true };
+}
+
+/** An event stored with this idempotency key (a writer that stores its own events once, by a key of its own), or null. */
+export async function findEventByKey(db: Sequelize, workspaceId: string, idempotencyKey: string): Promise<StoredEvent | null> {
+  const rows = await db.query<ContactEventRow>('SELECT * FROM contact_events WHERE workspace_id = $1 AND idempotency_key = $2', {
+    bind: [workspaceId, idempotencyKey],
+    type: QueryTypes.SELECT,
+  });
+  return rows[0] ? { ...toEvent(rows[0]), workspaceId } : null;
 }
 
 /** The event was matched against triggers and running enrollments: the sweeper leaves it alone. */

@@ -53,11 +53,12 @@ export async function insertPlatformEventOnce(
   workspaceId: string,
   event: { type: string; data: Record<string, unknown> },
   onceKey: string,
+  transaction?: Transaction,
 ): Promise<boolean> {
   const id = nameBasedUuid('platform-event', workspaceId, event.type, onceKey);
   const rows = await db.query(
     'INSERT INTO platform_events (id, workspace_id, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id',
-    { bind: [id, workspaceId, event.type, JSON.stringify(event.data)], type: QueryTypes.SELECT },
+    { bind: [id, workspaceId, event.type, JSON.stringify(event.data)], type: QueryTypes.SELECT, transaction },
   );
   return rows.length === 1;
 }

@@ -6,6 +6,7 @@ import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
 import type { JourneyMessageOutcome } from '../../../activities/journey-messages';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
+import type { ProcessOutcome } from '../../../activities/inbound-mail';
 import type { SweepReport } from '../../../activities/journey-sweeper';
 import type { ReconcileReport } from '../../../activities/reconciler';
 import type { WebhookAttemptOutcome } from '../../../activities/webhooks';
@@ -203,6 +204,23 @@ export const SCENARIOS: HistoryScenario[] = [
       localTimeAfter: async (_workspaceId: string, _contactId: string, _at: string, afterIso: string) => new Date(Date.parse(afterIso) + 3 * HOUR).toISOString(),
       evaluateJourneyBranch: sequence(true),
       finishEnrollment: sequence(true),
+    },
+  },
+  {
+    name: 'inbound-mail-reply-from-a-contact',
+    workflow: 'inboundMailWorkflow',
+    args: () => [{ workspaceId, inboxMessageId: randomUUID() }],
+    activities: {
+      processInboundMail: (() => {
+        let attempts = 0;
+        return async (): Promise<ProcessOutcome> => {
+          attempts += 1;
+          // The first attempt meets our database down; the server retries it (the history keeps the last attempt).
+          if (attempts === 1) throw new Error('connection refused');
+          return { status: 'processed', threadId: randomUUID(), contactEvent: 'email.replied' };
+        };
+      })(),
+      matchInboundContactEvent: sequence({ matched: true }),
     },
   },
   {

@@ -1,0 +1,366 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer';
+import { pino } from 'pino';
+import { QueryTypes } from 'sequelize';
+import type { SMTPServer } from 'smtp-server';
+import { createInboundMailActivities } from '../../activities/inbound-mail';
+import { inboundMailWorkflowId } from '../../core/ids';
+import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
+import { findDomainByName, setInboundEnabled } from '../../db/repositories/domains';
+import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
+import { runInboundDispatcher } from '../../workers/inbound-dispatcher';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
+import { type EmailStack, startEmailStack } from '../helpers/email-stack';
+import { createWorkspace } from '../helpers/factories';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+
+jest.setTimeout(120_000);
+
+interface InboxMessageRow {
+  id: string;
+  status: string;
+  thread_id: string | null;
+  contact_id: string | null;
+  from_address: string | null;
+  to_addresses: string[];
+  subject: string | null;
+  text: string | null;
+  reply_text: string | null;
+  attachments: Array<{ filename: string; contentType: string; size: number; blobKey: string }>;
+  malformed: boolean;
+  parse_defects: string[];
+  workflow_started_at: Date | null;
+  auth: { dmarc: { result: string } };
+}
+
+interface ThreadRow {
+  id: string;
+  folder: string;
+  message_count: number;
+  unread_count: number;
+  participants: string[];
+  subject: string;
+}
+
+// Real SMTP sessions (nodemailer as the sending server) to the inbound listener, whose hand-off starts the
+// inbound-mail workflow on the shipped workers under the Temporal dev server, with real Postgres and S3.
+let stack: EmailStack;
+let client: Client;
+let dns: TestDnsServer;
+let receiver: WebhookReceiver;
+let blobs: BlobStore;
+let server: SMTPServer;
+let port: number;
+/** What the listener's hand-off does: start the workflows (as shipped), or fail as when Temporal is away. */
+let handOff: 'start' | 'fail' = 'start';
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  receiver = await startWebhookReceiver();
+  stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000', WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' } });
+  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  blobs = createBlobStore(blobStoreOptions(stack.api.config));
+  server = createInboundSmtpServer({
+    db: stack.api.db,
+    blobs,
+    resolver: dns.resolver,
+    mxHost: 'inbound.messaging.local',
+    maxMessageBytes: 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+    handOff: async (accepted: readonly AcceptedInboundMessage[]) => {
+      if (handOff === 'fail') throw new Error('Temporal unreachable');
+      await startInboundMailWorkflows({ db: stack.api.db, client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX }, accepted);
+    },
+    closeTimeoutMs: 200,
+  });
+  port = await listenInboundSmtp(server, '127.0.0.1', 0);
+});
+
+afterAll(async () => {
+  await closeInboundSmtp(server);
+  blobs.close();
+  await client.connection.close();
+  await stack.close();
+  await receiver.close();
+  await dns.close();
+});
+
+const query = <T extends object>(sql: string, bind: unknown[]) => stack.api.db.query<T>(sql, { bind, type: QueryTypes.SELECT });
+
+/** A workspace with an inbound-enabled verified domain and an inbox on it. */
+async function inboxOfNewWorkspace(localPart = 'support') {
+  const { workspaceId, apiKey } = await createWorkspace(stack.api.db);
+  const domain = await stack.verifiedDomain(workspaceId);
+  const found = await findDomainByName(stack.api.db, workspaceId, domain);
+  await setInboundEnabled(stack.api.db, workspaceId, found!.id, true);
+  const inboxId = randomUUID();
+  await stack.api.db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part, display_name) VALUES ($1, $2, $3, $4, $5)', {
+    bind: [inboxId, workspaceId, found!.id, localPart, 'Support team'],
+  });
+  return { workspaceId, apiKey, domain, inboxId, address: `${localPart}@${domain}` };
+}
+
+function send(message: Mail.Options & { envelope?: { from: string; to: string } }) {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'sender.example.net' });
+  return transport.sendMail(message).finally(() => transport.close());
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
+  }
+}
+
+const messagesOf = (inboxId: string) =>
+  query<InboxMessageRow>("SELECT * FROM inbox_messages WHERE inbox_id = $1 AND direction = 'in' ORDER BY created_at", [inboxId]);
+const threadsOf = (inboxId: string) => query<ThreadRow>('SELECT * FROM threads WHERE inbox_id = $1 ORDER BY created_at', [inboxId]);
+const processed = (inboxId: string, count: number) =>
+  until(`${count} processed in ${inboxId}`, () => messagesOf(inboxId), (rows) => rows.length === count && rows.every((row) => row.status === 'processed'));
+
+/** Our sent message in a thread filed under `sent`, as the inbox send path writes it. */
+async function sentMessage(inbox: { workspaceId: string; inboxId: string; domain: string; address: string }, to: string, subject: string) {
+  const threadId = randomUUID();
+  const messageIdHeader = `${randomUUID()}@${inbox.domain}`;
+  const providerId = `0102019a${randomUUID().replace(/-/g, '').slice(0, 8)}-${randomUUID()}-000000`;
+  await stack.api.db.query(
+    `INSERT INTO threads (id, workspace_id, inbox_id, subject, normalized_subject, participants, folder, message_count, unread_count, last_message_at)
+     VALUES ($1, $2, $3, $4, lower($4), $5::text[], 'sent', 1, 0, now() - interval '1 hour')`,
+    { bind: [threadId, inbox.workspaceId, inbox.inboxId, subject, [to]] },
+  );
+  await stack.api.db.query(
+    `INSERT INTO inbox_messages (id, workspace_id, inbox_id, thread_id, direction, status, message_id_header, provider_message_id, from_address, to_addresses, subject)
+     VALUES ($1, $2, $3, $4, 'out', 'sent', $5, $6, $7, $8::text[], $9)`,
+    { bind: [randomUUID(), inbox.workspaceId, inbox.inboxId, threadId, messageIdHeader, providerId, inbox.address, [to], subject] },
+  );
+  return { threadId, messageIdHeader, providerId };
+}
+
+it('mail to an inbox lands parsed in a new thread, counted once, with its reply text, its attachment in the blob store, and an email.received webhook', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const path = `/${randomUUID()}`;
+  const created = await stack.api.as(inbox.apiKey)('POST', '/webhooks', { url: `${receiver.url}${path}`, events: ['email.received'] });
+  expect(created.status).toBe(201);
+
+  await send({
+    from: 'Alice Doe <alice@sender.example.net>',
+    to: inbox.address,
+    cc: 'bob@sender.example.net',
+    subject: 'Invoice question',
+    text: 'Thanks, that works for me.\n\nOn Tue, Nov 24, 2026 at 10:00 AM Support <support@x.example> wrote:\n> Does Friday work?\n',
+    attachments: [{ filename: 'invoice.pdf', content: Buffer.from('%PDF-1.4 test'), contentType: 'application/pdf' }],
+  });
+
+  const [row] = await processed(inbox.inboxId, 1);
+  expect(row).toMatchObject({
+    from_address: 'alice@sender.example.net',
+    to_addresses: [inbox.address],
+    subject: 'Invoice question',
+    reply_text: 'Thanks, that works for me.',
+    malformed: false,
+    contact_id: null,
+  });
+  expect(row.workflow_started_at).not.toBeNull();
+  expect(row.attachments).toEqual([expect.objectContaining({ filename: 'invoice.pdf', contentType: 'application/pdf', size: 13 })]);
+  expect((await blobs.get(row.attachments[0].blobKey, 1024))?.toString()).toBe('%PDF-1.4 test');
+
+  const [thread] = await threadsOf(inbox.inboxId);
+  expect(thread).toMatchObject({ id: row.thread_id, folder: 'inbox', message_count: 1, unread_count: 1, subject: 'Invoice question' });
+  expect([...thread.participants].sort()).toEqual(['alice@sender.example.net', 'bob@sender.example.net']);
+  expect(await query('SELECT received FROM inbox_daily_counters WHERE inbox_id = $1', [inbox.inboxId])).toEqual([{ received: 1 }]);
+
+  const [request] = await receiver.waitFor(path);
+  const body = JSON.parse(request.body) as { type: string; data: Record<string, unknown> };
+  expect(body.type).toBe('email.received');
+  expect(body.data).toMatchObject({
+    inboxId: inbox.inboxId,
+    threadId: row.thread_id,
+    messageId: row.id,
+    from: 'alice@sender.example.net',
+    fromName: 'Alice Doe',
+    subject: 'Invoice question',
+    replyTextPreview: 'Thanks, that works for me.',
+    attachments: 1,
+    spoofed: false,
+    isReply: false,
+  });
+});
+
+it('a reply to our sent message threads with it by our Message-ID and by SES\'s rewritten one, and brings the thread back from sent to inbox', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const ours = await sentMessage(inbox, 'carol@client.example.com', 'Your quote');
+
+  // Subjects that match nothing: only the references can thread these.
+  await send({ from: 'carol@client.example.com', to: inbox.address, subject: 'numbers', text: 'See below', inReplyTo: `<${ours.messageIdHeader}>`, references: [`<${ours.messageIdHeader}>`] });
+  await send({ from: 'carol@client.example.com', to: inbox.address, subject: 'more numbers', text: 'And this', inReplyTo: `<${ours.providerId}@eu-west-1.amazonses.com>` });
+
+  const rows = await processed(inbox.inboxId, 2);
+  expect(rows.map((row) => row.thread_id)).toEqual([ours.threadId, ours.threadId]);
+  const threads = await threadsOf(inbox.inboxId);
+  expect(threads).toHaveLength(1);
+  expect(threads[0]).toMatchObject({ folder: 'inbox', message_count: 3, unread_count: 2 });
+});
+
+it('subject threading joins the same correspondents\' thread; another sender with the same subject starts a new one', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  await send({ from: 'dave@buyer.example.com', to: inbox.address, subject: 'Pricing question', text: 'How much?' });
+  await processed(inbox.inboxId, 1);
+  await send({ from: 'dave@buyer.example.com', to: inbox.address, subject: 'RE: Pricing question', text: 'Any news?' });
+  await processed(inbox.inboxId, 2);
+  await send({ from: 'erin@other.example.com', to: inbox.address, subject: 'Re: Pricing question', text: 'Me too' });
+  const rows = await processed(inbox.inboxId, 3);
+
+  expect(rows[1].thread_id).toBe(rows[0].thread_id);
+  expect(rows[2].thread_id).not.toBe(rows[0].thread_id);
+  expect((await threadsOf(inbox.inboxId)).map((thread) => thread.message_count).sort()).toEqual([1, 2]);
+});
+
+it('malformed MIME is stored flagged with what could be read, and processed without crashing or retrying', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const raw = [
+    'From: frank@broken.example.net',
+    `To: ${inbox.address}`,
+    'Subject: broken',
+    'Content-Type: multipart/mixed; boundary="zz"',
+    '',
+    '--zz',
+    'Content-Type: text/plain',
+    '',
+    'hello from a broken client',
+    '--zz',
+    'Content-Type: application/pdf; name=cut.pdf',
+    'Content-Transfer-Encoding: base64',
+    '',
+    'JVBERi0',
+  ].join('\r\n');
+  await send({ envelope: { from: 'frank@broken.example.net', to: inbox.address }, raw });
+  await send({ envelope: { from: 'frank@broken.example.net', to: inbox.address }, raw: Buffer.from([0x00, 0xff, 0xfe, 0x0d, 0x0a, 0x41, 0x42]) });
+
+  const rows = await processed(inbox.inboxId, 2);
+  expect(rows[0]).toMatchObject({ malformed: true, subject: 'broken', from_address: 'frank@broken.example.net', text: expect.stringContaining('hello from a broken client') });
+  expect(rows[0].parse_defects).toContain('multipart_unterminated');
+  expect(rows[1]).toMatchObject({ malformed: true, from_address: null });
+  expect(rows[1].parse_defects).toEqual(expect.arrayContaining(['no_header_separator', 'no_from']));
+  expect(rows.every((row) => row.thread_id !== null)).toBe(true);
+  // Each was processed by its first attempt: nothing the sender wrote makes the activity throw.
+  for (const row of rows) {
+    const history = await client.workflow.getHandle(inboundMailWorkflowId(row.id)).fetchHistory();
+    const attempts = (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes ? [event.activityTaskStartedEventAttributes.attempt] : []));
+    expect(attempts).toEqual([1]);
+  }
+});
+
+it('a DMARC-failing spoof of a contact\'s address is processed with spoofed true, and is not taken as the contact\'s mail', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const bank = `bank-${randomUUID().slice(0, 8)}.example.org`;
+  dns.setTxt(bank, 'v=spf1 ip4:192.0.2.1 -all');
+  dns.setTxt(`_dmarc.${bank}`, 'v=DMARC1; p=reject');
+  expect((await stack.api.as(inbox.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `security@${bank}` }] })).status).toBe(201);
+  await send({ from: `security@${bank}`, to: inbox.address, subject: 'Verify your account', text: 'Click here' });
+  const [row] = await processed(inbox.inboxId, 1);
+  expect(row.auth.dmarc.result).toBe('fail');
+  expect(row.contact_id).toBeNull();
+  expect(await query('SELECT id FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([]);
+  const [event] = await query<{ data: Record<string, unknown> }>("SELECT data FROM platform_events WHERE workspace_id = $1 AND type = 'email.received'", [inbox.workspaceId]);
+  expect(event.data).toMatchObject({ spoofed: true, auth: expect.objectContaining({ dmarc: 'fail' }) });
+});
+
+it('a known contact\'s reply stores email.replied, which ends the journey whose goal it is, and shows in the contact\'s journey', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const call = stack.api.as(inbox.apiKey);
+  const template = await call('POST', '/templates', { name: 'Follow-up', format: 'html', subject: 'Follow-up', body: '<p>Hi</p>' });
+  const automation = await call('POST', '/automations', {
+    name: 'Until they answer',
+    trigger: { event: 'quote_sent', match: {} },
+    goal: { event: 'email.replied', match: {} },
+    graph: {
+      entry: 'hold',
+      nodes: [
+        { id: 'hold', type: 'wait', duration: 'P7D', next: 'follow' },
+        { id: 'follow', type: 'message', preferredChannel: 'email', templateByChannel: { email: (template.body as { id: string }).id }, next: null },
+      ],
+    },
+  });
+  expect(automation.status).toBe(201);
+  const automationId = (automation.body as { id: string }).id;
+  expect((await call('POST', `/automations/${automationId}/activate`)).status).toBe(200);
+  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'Grace@Client.example.com', consent: 'opted_in' }] });
+  const contactId = (contact.body as { id: string }).id;
+  expect((await call('POST', '/events', { event: 'quote_sent', contactId })).status).toBe(202);
+  const enrollments = async () => (await call('GET', `/automations/${automationId}/enrollments`)).body as { data: Array<Record<string, string>> };
+  await until('the contact waiting', enrollments, (page) => page.data.length === 1 && page.data[0].currentNodeId === 'hold');
+
+  const ours = await sentMessage(inbox, 'grace@client.example.com', 'Your quote');
+  await send({ from: 'Grace <grace@client.example.com>', to: inbox.address, subject: 'Re: Your quote', text: 'Yes, let us go ahead.', inReplyTo: `<${ours.messageIdHeader}>` });
+  const [row] = await processed(inbox.inboxId, 1);
+  expect(row.contact_id).toBe(contactId);
+
+  const ended = await until('the journey ended', enrollments, (page) => page.data[0].status !== 'active');
+  expect(ended.data[0]).toMatchObject({ status: 'exited', exitReason: 'goal_reached' });
+  expect(await query('SELECT name, idempotency_key FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name LIKE $3', [inbox.workspaceId, contactId, 'email.%']))
+    .toEqual([{ name: 'email.replied', idempotency_key: `inbound-mail:${row.id}` }]);
+
+  const journey = (await call('GET', `/contacts/${contactId}/journey`)).body as { data: Array<Record<string, unknown>> };
+  expect(journey.data).toContainEqual(expect.objectContaining({
+    type: 'email_received',
+    subject: 'Re: Your quote',
+    to: { address: inbox.address, displayName: 'Support team', domainKind: 'custom' },
+    threadId: ours.threadId,
+  }));
+});
+
+it('a first mail from a known contact (no message of ours in its thread) stores email.received, not email.replied', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const call = stack.api.as(inbox.apiKey);
+  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'heidi@client.example.com' }] });
+  await send({ from: 'heidi@client.example.com', to: inbox.address, subject: 'Hello', text: 'First time writing' });
+  const [row] = await processed(inbox.inboxId, 1);
+  expect(row.contact_id).toBe((contact.body as { id: string }).id);
+  expect(await query('SELECT name FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([{ name: 'email.received' }]);
+});
+
+it('a message whose workflow start failed is started by the outbox drain', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  handOff = 'fail';
+  try {
+    await send({ from: 'ivan@sender.example.net', to: inbox.address, subject: 'Lost start', text: 'Still here' });
+  } finally {
+    handOff = 'start';
+  }
+  const [waiting] = await until('the row accepted', () => messagesOf(inbox.inboxId), (rows) => rows.length === 1);
+  expect(waiting).toMatchObject({ status: 'received', workflow_started_at: null });
+
+  const drain = runInboundDispatcher({ db: stack.api.db, client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX, logger: pino({ level: 'silent' }), intervalMs: 100, olderThanMs: 0 });
+  try {
+    const [row] = await processed(inbox.inboxId, 1);
+    expect(row.workflow_started_at).not.toBeNull();
+    expect(row.subject).toBe('Lost start');
+  } finally {
+    await drain.stop();
+  }
+});
+
+it('the processing activity delivered twice at once (a redelivery) files the message once and counts it once', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  handOff = 'fail';
+  try {
+    await send({ from: 'judy@sender.example.net', to: inbox.address, subject: 'Twice', text: 'Once please' });
+  } finally {
+    handOff = 'start';
+  }
+  const [row] = await until('the row accepted', () => messagesOf(inbox.inboxId), (rows) => rows.length === 1);
+  const activities = createInboundMailActivities({ db: stack.api.db, blobs, temporal: client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX, maxMessageBytes: 1024 * 1024 });
+  const input = { workspaceId: inbox.workspaceId, inboxMessageId: row.id };
+  const outcomes = await Promise.all([activities.processInboundMail(input), activities.processInboundMail(input)]);
+  const again = await activities.processInboundMail(input);
+
+  expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['already_processed', 'processed']);
+  expect(again).toMatchObject({ status: 'already_processed' });
+  expect(await threadsOf(inbox.inboxId)).toHaveLength(1);
+  expect(await query('SELECT received FROM inbox_daily_counters WHERE inbox_id = $1', [inbox.inboxId])).toEqual([{ received: 1 }]);
+  expect(await query("SELECT id FROM platform_events WHERE workspace_id = $1 AND type = 'email.received'", [inbox.workspaceId])).toHaveLength(1);
+});

@@ -1,0 +1,23 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { InboundMailActivities, InboundMailInput, ProcessOutcome } from '../activities/inbound-mail';
+
+/**
+ * Processing touches only our database and blob store; it throws only when one of them fails, which is
+ * retried until they answer (malformed mail never throws: it is stored flagged). Two minutes cover a 40 MB
+ * message parsed with its attachments uploaded.
+ */
+const { processInboundMail, matchInboundContactEvent } = proxyActivities<InboundMailActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes' },
+});
+
+/**
+ * One per accepted inbound message of an inbox (`inbound:<inboxMessageId>`): parse it, thread it and store
+ * it with its `email.received` platform event in one step, then tell the sender's journeys (when the sender
+ * is a known contact) that the contact replied (`email.replied`) or wrote (`email.received`).
+ */
+export async function inboundMailWorkflow(input: InboundMailInput): Promise<ProcessOutcome> {
+  const outcome = await processInboundMail(input);
+  if (outcome.status !== 'missing' && outcome.contactEvent) await matchInboundContactEvent(input);
+  return outcome;
+}

@@ -19,6 +19,7 @@ import * as messageParts from './0018-message-parts';
 import * as chatWebhookEvents from './0019-chat-webhook-events';
 import * as automations from './0020-automations';
 import * as inboxes from './0021-inboxes';
+import * as inboxOutbound from './0023-inbox-outbound';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   { name: '0019-chat-webhook-events', ...chatWebhookEvents },
   { name: '0020-automations', ...automations },
   { name: '0021-inboxes', ...inboxes },
+  { name: '0023-inbox-outbound', ...inboxOutbound },
 ];

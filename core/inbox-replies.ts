@@ -30,9 +30,12 @@ export const MAX_REFERENCES = 20;
 
 const RE = /^\s*re\s*:/i;
 
-/** "Re: <subject>", once: a subject already starting with Re: (any case) is kept as it is. */
+/**
+ * "Re: <subject>", once: a subject already starting with Re: (any case) is kept as it is. An inbound subject is
+ * the sender's text: line breaks in it become spaces, so it can never start a header of its own.
+ */
 export function replySubject(subject: string | null | undefined): string {
-  const given = (subject ?? '').trim();
+  const given = (subject ?? '').replace(/[\r\n]+/g, ' ').trim();
   if (RE.test(given)) return given;
   return given ? `Re: ${given}` : 'Re:';
 }

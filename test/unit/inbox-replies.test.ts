@@ -28,6 +28,7 @@ describe('reply subject', () => {
     expect(replySubject(' re:Order')).toBe('re:Order');
   });
   it('no subject → "Re:"', () => expect(replySubject(null)).toBe('Re:'));
+  it('a subject with line breaks → one line', () => expect(replySubject('Order\r\nBcc: x@y.example')).toBe('Re: Order Bcc: x@y.example'));
 });
 
 describe('reply references', () => {

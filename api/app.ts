@@ -33,6 +33,7 @@ import { createCampaignService, type CampaignServiceDeps } from './campaigns/ser
 import { emailRoutes } from './emails/routes';
 import { emailRuleRoutes } from './email-rules/routes';
 import { createEmailRuleService } from './email-rules/service';
+import { createInboxAttachmentDownloads } from './inboxes/attachment-downloads';
 import { inboxRoutes } from './inboxes/routes';
 import { createInboxSending } from './inboxes/sending';
 import { createInboxService } from './inboxes/service';
@@ -227,7 +228,11 @@ export function createApp(deps: AppDeps): Express {
   emailRoutes(table('Emails'), emailSends, db);
   messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
   const inboxes = createInboxService(db);
-  inboxRoutes(table('Inboxes'), inboxes, createInboxSending({ db, checks, inboxes }));
+  inboxRoutes(table('Inboxes'), {
+    inboxes,
+    sending: createInboxSending({ db, checks, inboxes }),
+    downloads: createInboxAttachmentDownloads({ db, blobs, inboxes }),
+  });
   emailRuleRoutes(table('Email rules'), createEmailRuleService(db));
   const temporalClient = new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE });
   const campaignDeps: CampaignServiceDeps = {

@@ -1,10 +1,13 @@
 import { created, ok, type Reply, type RouteTable } from '../http/route';
+import type { InboxAttachmentDownloads } from './attachment-downloads';
 import {
+  AttachmentParams,
   CreateDraftBody,
   CreateInboxBody,
   DraftCreatedSchema,
   DraftEnvelopeSchema,
   DraftParams,
+  InboxAttachmentDownloadSchema,
   InboxEnvelopeSchema,
   InboxListQuery,
   InboxListSchema,
@@ -40,7 +43,13 @@ const SEND_RESPONSES = {
   409: { description: 'suppressed: no to recipient left; conflict: the inbox is disabled' },
 };
 
-export function inboxRoutes(routes: RouteTable, inboxes: InboxService, sending: InboxSending): void {
+export interface InboxRouteServices {
+  inboxes: InboxService;
+  sending: InboxSending;
+  downloads: InboxAttachmentDownloads;
+}
+
+export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }: InboxRouteServices): void {
   const notFound = { description: 'No such inbox in this workspace' };
   const threadNotFound = { description: 'No such inbox or thread in this workspace' };
 
@@ -167,5 +176,12 @@ export function inboxRoutes(routes: RouteTable, inboxes: InboxService, sending: 
     bodyLimit: 'large',
     responses: { ...SEND_RESPONSES, 409: { description: 'suppressed; conflict: the inbox is disabled, or the thread holds only a draft' } },
     handle: async ({ principal, params, body }) => sendReply(await sending.reply(principal, params.id, params.threadId, body)),
+  });
+
+  routes.get('/inboxes/:id/messages/:messageId/attachments/:index', 'inbox:read', {
+    summary: 'A signed download URL of a received message\'s attachment (by its position in attachments)',
+    params: AttachmentParams,
+    responses: { 200: { description: 'The file\'s URL, valid 15 minutes', schema: InboxAttachmentDownloadSchema }, 404: { description: 'No such inbox, message or received file' } },
+    handle: async ({ principal, params }) => ok(await downloads.download(principal.workspaceId, params.id, params.messageId, params.index)),
   });
 }

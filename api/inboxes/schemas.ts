@@ -13,6 +13,15 @@ const Folder = z.enum(['inbox', 'sent', 'drafts', 'archived']);
 export const InboxParams = z.object({ id: z.uuid() });
 export const ThreadParams = z.object({ id: z.uuid(), threadId: z.uuid() });
 export const DraftParams = z.object({ id: z.uuid(), draftId: z.uuid() });
+export const AttachmentParams = z.object({ id: z.uuid(), messageId: z.uuid(), index: z.coerce.number().int().min(0).max(999) });
+
+export const InboxAttachmentDownloadSchema = z
+  .object({
+    attachment: z.object({ index: z.number().int(), filename: z.string(), contentType: z.string(), size: z.number().int().nullable() }),
+    downloadUrl: z.string().describe('A signed URL, valid 15 minutes'),
+    expiresAt: z.iso.datetime(),
+  })
+  .meta({ id: 'InboxAttachmentDownload' });
 
 export const InboxListQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), offset: offset() });
 

@@ -15,6 +15,8 @@ export interface ReceivedMail {
   subject: string;
   text: string;
   html?: string;
+  /** As the workflow lists stored files: `{ index, filename, contentType, size, contentId, inline, blobKey }`. */
+  attachments?: object[];
 }
 
 /**
@@ -36,14 +38,15 @@ export async function receiveMail(db: Sequelize, mail: ReceivedMail): Promise<{ 
        ON CONFLICT (inbox_id, day) DO UPDATE SET received = c.received + 1
      )
      INSERT INTO inbox_messages (id, workspace_id, inbox_id, thread_id, direction, status, message_id_header, "references",
-       from_address, from_name, to_addresses, cc_addresses, subject, text, html, reply_text, auth)
-     SELECT $7, $1, $2, thread.id, 'in', 'processed', $8, $9::text[], $6, $10, $11::text[], $12::text[], $4, $13, $14, $13,
+       from_address, from_name, to_addresses, cc_addresses, subject, text, html, reply_text, attachments, auth)
+     SELECT $7, $1, $2, thread.id, 'in', 'processed', $8, $9::text[], $6, $10, $11::text[], $12::text[], $4, $13, $14, $13, $15::jsonb,
        '{"spf":{"result":"pass"},"dkim":{"result":"pass"},"dmarc":{"result":"pass"}}'::jsonb
      FROM thread`,
     {
       bind: [
         mail.workspaceId, mail.inboxId, threadId, mail.subject, normalizeSubject(mail.subject), mail.from.address, id, mail.messageIdHeader,
         mail.references ?? [], mail.from.name ?? null, mail.to, mail.cc ?? [], mail.text, mail.html ?? null,
+        JSON.stringify(mail.attachments ?? []),
       ],
     },
   );

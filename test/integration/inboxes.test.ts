@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { findMailbox, listEmailRules } from '../../db/repositories/inbound-mail';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';
@@ -157,6 +158,37 @@ describe('threads and drafts', () => {
     expect(await call('GET', `/inboxes/${inbox.id}/threads?cursor=nonsense`)).toMatchObject({ status: 422, body: { error: { fieldErrors: { cursor: [expect.any(String)] } } } });
     expect(await call('GET', `/inboxes/${inbox.id}/threads?folder=spam`)).toMatchObject({ status: 422, body: { error: { fieldErrors: { folder: [expect.any(String)] } } } });
     expect(await call('GET', `/inboxes/${inbox.id}/threads/${randomUUID()}`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+
+  it('a received file → a signed URL that serves its bytes; an index past the list, or a file of ours, → 404', async () => {
+    const { call, workspaceId, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    const blobs = createBlobStore(blobStoreOptions(api.config));
+    try {
+      await blobs.ensureBucket();
+      const blobKey = `inbound/${workspaceId}/${randomUUID()}/attachments/0`;
+      await blobs.put(blobKey, Buffer.from('PDF bytes'), 'application/pdf');
+      const attachment = { index: 0, filename: 'quote.pdf', contentType: 'application/pdf', size: 9, contentId: null, inline: false, blobKey };
+      const { id, threadId } = await receiveMail(api.db, {
+        workspaceId, inboxId: inbox.id, messageIdHeader: `${randomUUID()}@example.org`, from: { address: 'a@example.org' }, to: [inbox.address],
+        subject: 'Quote', text: 'Attached', attachments: [attachment],
+      });
+      const detail = body<{ messages: Array<{ attachments: unknown[] }> }>(await call('GET', `/inboxes/${inbox.id}/threads/${threadId}`));
+      // The blob key is ours: listed as metadata only.
+      expect(detail.messages[0].attachments).toEqual([{ id: null, filename: 'quote.pdf', contentType: 'application/pdf', size: 9, contentId: null }]);
+      const download = await call('GET', `/inboxes/${inbox.id}/messages/${id}/attachments/0`);
+      expect(download).toMatchObject({ status: 200, body: { attachment: { index: 0, filename: 'quote.pdf', contentType: 'application/pdf', size: 9 } } });
+      const file = await fetch(body<{ downloadUrl: string }>(download).downloadUrl);
+      expect([file.status, Buffer.from(await file.arrayBuffer()).toString()]).toEqual([200, 'PDF bytes']);
+      expect(await call('GET', `/inboxes/${inbox.id}/messages/${id}/attachments/1`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+      expect(await call('GET', `/inboxes/${inbox.id}/messages/${id}/attachments/x`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+      const ours = await call('POST', `/inboxes/${inbox.id}/drafts`, { text: 'x', attachments: [{ filename: 'a.txt', content: Buffer.from('a').toString('base64') }] });
+      const { draftId } = body<{ draftId: string }>(ours);
+      expect(body<{ draft: { attachments: Array<{ id: string | null }> } }>(await call('GET', `/inboxes/${inbox.id}/drafts/${draftId}`)).draft.attachments[0].id).toEqual(expect.any(String));
+      expect(await call('GET', `/inboxes/${inbox.id}/messages/${draftId}/attachments/0`)).toMatchObject({ status: 404 });
+    } finally {
+      blobs.close();
+    }
   });
 
   it('a thread archived → listed in archived only; moved back to inbox → listed there again', async () => {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
+import { periodKey, usagePeriodAt } from '../../core/plans';
 import { findMailbox, listEmailRules } from '../../db/repositories/inbound-mail';
+import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';
 import { receiveMail } from '../helpers/inbox-mail';
@@ -248,6 +250,43 @@ describe('threads and drafts', () => {
     await call('PATCH', `/inboxes/${inbox.id}`, { status: 'disabled' });
     expect(await call('POST', `/inboxes/${inbox.id}/send`, { to: 'a@example.org', subject: 'S', text: 'T' })).toMatchObject({ status: 409, body: { error: 'conflict' } });
     expect(await call('POST', `/inboxes/${randomUUID()}/send`, { to: 'a@example.org', subject: 'S', text: 'T' })).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+});
+
+describe('refused sends write nothing', () => {
+  async function written(inboxId: string) {
+    const [row] = await api.db.query<{ threads: string; messages: string; counters: string }>(
+      `SELECT (SELECT count(*) FROM threads WHERE inbox_id = $1) AS threads, (SELECT count(*) FROM inbox_messages WHERE inbox_id = $1) AS messages,
+              (SELECT count(*) FROM inbox_daily_counters WHERE inbox_id = $1) AS counters`,
+      { bind: [inboxId], type: QueryTypes.SELECT },
+    );
+    return row;
+  }
+
+  it('a send past the plan quota → 402 quota_exceeded, and no thread, inbox row or counter', async () => {
+    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'free' });
+    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const call = api.as(apiKey);
+    const inbox = await inboxOf(call, domain);
+    await api.db.query('INSERT INTO usage_counters (workspace_id, period_start, used) VALUES ($1, $2, 3000)', {
+      bind: [workspaceId, periodKey(usagePeriodAt(new Date()))],
+    });
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, { to: 'a@example.org', subject: 'S', text: 'T' })).toMatchObject({
+      status: 402,
+      body: { error: 'quota_exceeded', resource: 'messages' },
+    });
+    expect(await written(inbox.id)).toEqual({ threads: '0', messages: '0', counters: '0' });
+  });
+
+  it('a send whose every to recipient is suppressed → 409 suppressed, and nothing written', async () => {
+    const { call, workspaceId, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    await suppressAddresses(api.db, workspaceId, 'email', ['gone@example.org'], 'hard_bounce');
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, { to: 'gone@example.org', subject: 'S', text: 'T' })).toMatchObject({
+      status: 409,
+      body: { error: 'suppressed' },
+    });
+    expect(await written(inbox.id)).toEqual({ threads: '0', messages: '0', counters: '0' });
   });
 });
 

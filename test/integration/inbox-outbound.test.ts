@@ -235,4 +235,13 @@ describe('status sync', () => {
     expect(metrics.kpis).toEqual({ received: 0, sent: 2, delivered: 1, bounced: 1, deliveryRate: 0.5, bounceRate: 0.5 });
     expect(metrics.perInbox).toEqual([{ inboxId: inbox.id, address: inbox.address, received: 0, sent: 2, delivered: 1, bounced: 1 }]);
   });
+
+  it('a send the provider refuses for good (550) → its inbox row ends failed; nothing counted delivered or bounced', async () => {
+    const { call, workspaceId, inbox } = await setUp();
+    stack.sink.failNext(1, 550);
+    const result = (await call('POST', `/inboxes/${inbox.id}/send`, { to: 'refused@example.org', subject: 'No', text: 'x' })).body as SendResult;
+    await stack.waitForStatus(workspaceId, result.messageId, ['failed']);
+    await rowStatus(result.id, 'failed');
+    expect(await counters(inbox.id)).toEqual({ sent: 1, delivered: 0, bounced: 0 });
+  });
 });

@@ -15,7 +15,7 @@ export function emailRuleRoutes(routes: RouteTable, rules: EmailRuleService): vo
     body: CreateEmailRuleBody,
     responses: {
       201: { description: 'Created', schema: EmailRuleEnvelopeSchema },
-      409: { description: 'conflict: the same rule exists (its id in the body)' },
+      409: { description: 'conflict: the same rule exists (its id in the body), or the workspace has 1,000 rules' },
       422: { description: 'Invalid input, or a value that is not an address or a domain name' },
     },
     handle: async ({ principal, body }) => created({ rule: emailRuleView(await rules.create(principal.workspaceId, body)) }),

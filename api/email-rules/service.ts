@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { normaliseDomainName } from '../../core/domain-names';
 import { AppError } from '../../core/errors';
 import { normaliseEmail } from '../../core/identities';
-import { deleteEmailRule, type EmailRuleRecord, insertEmailRule, listEmailRuleRecords } from '../../db/repositories/email-rules';
+import { deleteEmailRule, type EmailRuleRecord, insertEmailRule, listEmailRuleRecords, MAX_EMAIL_RULES } from '../../db/repositories/email-rules';
 import type { CreateEmailRuleInput } from './schemas';
 
 /**
@@ -28,6 +28,7 @@ export function createEmailRuleService(db: Sequelize) {
     async create(workspaceId: string, input: CreateEmailRuleInput): Promise<EmailRuleRecord> {
       const value = ruleValue(input);
       const claim = await insertEmailRule(db, workspaceId, { action: input.action, matchType: input.matchType, value, note: input.note ?? null });
+      if (claim === 'limit') throw new AppError('conflict', `A workspace has at most ${MAX_EMAIL_RULES} email rules`);
       if ('taken' in claim) throw new AppError('conflict', `This workspace already has the rule ${input.action} ${input.matchType} ${value}`, { id: claim.taken });
       return claim.created;
     },

@@ -33,6 +33,12 @@ const toRecord = (row: EmailRuleRow): EmailRuleRecord => ({
 const COLUMNS = 'id, action, match_type, value, note, created_at';
 
 /**
+ * The SMTP listener reads all of a workspace's rules for every mail it is offered, so their number is bounded;
+ * a list longer than this is better kept as domains than as addresses.
+ */
+export const MAX_EMAIL_RULES = 1_000;
+
+/**
  * Adds a rule (`value` already lower-case). The natural key (action, matchType, value) is unique per
  * workspace, so the same rule twice ends in the database and answers the id of the rule there.
  */
@@ -40,20 +46,19 @@ export async function insertEmailRule(
   db: Sequelize,
   workspaceId: string,
   rule: { action: RuleAction; matchType: RuleMatchType; value: string; note: string | null },
-): Promise<{ created: EmailRuleRecord } | { taken: string }> {
+): Promise<{ created: EmailRuleRecord } | { taken: string } | 'limit'> {
   const rows = await db.query<EmailRuleRow>(
-    `INSERT INTO email_rules (id, workspace_id, action, match_type, value, note) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO email_rules (id, workspace_id, action, match_type, value, note)
+     SELECT $1, $2, $3, $4, $5, $6 WHERE (SELECT count(*) FROM email_rules WHERE workspace_id = $2) < $7
      ON CONFLICT (workspace_id, action, match_type, value) DO NOTHING RETURNING ${COLUMNS}`,
-    { bind: [randomUUID(), workspaceId, rule.action, rule.matchType, rule.value, rule.note], type: QueryTypes.SELECT },
+    { bind: [randomUUID(), workspaceId, rule.action, rule.matchType, rule.value, rule.note, MAX_EMAIL_RULES], type: QueryTypes.SELECT },
   );
   if (rows[0]) return { created: toRecord(rows[0]) };
   const existing = await db.query<{ id: string }>(
     'SELECT id FROM email_rules WHERE workspace_id = $1 AND action = $2 AND match_type = $3 AND value = $4',
     { bind: [workspaceId, rule.action, rule.matchType, rule.value], type: QueryTypes.SELECT },
   );
-  // Deleted between the two statements: a retry creates it.
-  if (!existing[0]) return insertEmailRule(db, workspaceId, rule);
-  return { taken: existing[0].id };
+  return existing[0] ? { taken: existing[0].id } : 'limit';
 }
 
 /** Newest first. A workspace's rules are few (the listener reads them all on every mail). */

@@ -316,6 +316,19 @@ describe('email rules', () => {
     expect(await call('POST', '/email-rules', { action: 'block', matchType: 'domain', value: 'SPAM.Example.net' })).toMatchObject({ status: 409, body: { error: 'conflict', id: first.id } });
   });
 
+  it('past 1,000 rules → 409 conflict; deleting one makes room', async () => {
+    const { call, workspaceId } = await workspaceWithDomain();
+    await api.db.query(
+      `INSERT INTO email_rules (id, workspace_id, action, match_type, value)
+       SELECT gen_random_uuid(), $1, 'block', 'address', 'sender' || n || '@example.org' FROM generate_series(1, 1000) AS n`,
+      { bind: [workspaceId] },
+    );
+    expect(await call('POST', '/email-rules', { action: 'block', matchType: 'domain', value: 'one-more.example.org' })).toMatchObject({ status: 409, body: { error: 'conflict' } });
+    const [{ id }] = await api.db.query<{ id: string }>('SELECT id FROM email_rules WHERE workspace_id = $1 LIMIT 1', { bind: [workspaceId], type: QueryTypes.SELECT });
+    await call('DELETE', `/email-rules/${id}`);
+    expect((await call('POST', '/email-rules', { action: 'block', matchType: 'domain', value: 'one-more.example.org' })).status).toBe(201);
+  });
+
   it('a value that is no address or no domain, or an unknown action → 422 by field', async () => {
     const { call } = await workspaceWithDomain();
     for (const [input, field] of [

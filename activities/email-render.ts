@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { isAppError } from '../core/errors';
 import { type EmailContent, emailContentOf } from '../core/message-content';
+import { referenceHeaders } from '../core/inbox-replies';
 import { htmlToPlainText } from '../core/templates/plain-text';
 import type { RenderedTemplate } from '../core/templates/render';
 import { defaultUtm } from '../core/tracking/link-urls';
@@ -67,7 +68,7 @@ export function createEmailRenderer(db: Sequelize, templates: TemplateRenderer, 
 
   return async (message: Message): Promise<RenderedEmail> => {
     const content = emailContentOf(message.content);
-    const rendered = await contentOf(message, content);
+    const rendered = { ...(await contentOf(message, content)), headers: referenceHeaders(content.inReplyTo, content.references) };
     if (rendered.html === undefined) return rendered;
     const tracked = trackedHtml(message, content, rendered.html, tracking);
     return { ...rendered, html: tracked.html, links: tracked.links };

@@ -31,6 +31,12 @@ import { campaignRoutes } from './campaigns/routes';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
+import { emailRuleRoutes } from './email-rules/routes';
+import { createEmailRuleService } from './email-rules/service';
+import { createInboxAttachmentDownloads } from './inboxes/attachment-downloads';
+import { inboxRoutes } from './inboxes/routes';
+import { createInboxSending } from './inboxes/sending';
+import { createInboxService } from './inboxes/service';
 import { eventRoutes } from './events/routes';
 import { createEventService } from './events/service';
 import { messageRoutes } from './messages/routes';
@@ -221,6 +227,13 @@ export function createApp(deps: AppDeps): Express {
   const emailSends = createSendService({ db, checks });
   emailRoutes(table('Emails'), emailSends, db);
   messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
+  const inboxes = createInboxService(db);
+  inboxRoutes(table('Inboxes'), {
+    inboxes,
+    sending: createInboxSending({ db, checks, inboxes }),
+    downloads: createInboxAttachmentDownloads({ db, blobs, inboxes }),
+  });
+  emailRuleRoutes(table('Email rules'), createEmailRuleService(db));
   const temporalClient = new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE });
   const campaignDeps: CampaignServiceDeps = {
     db,

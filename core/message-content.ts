@@ -49,6 +49,12 @@ export const EmailContentSchema = z.object({
   disableUtm: z.boolean().default(false),
   /** utm_campaign of the links: the campaign's or automation's name, set by their sends; transactional sends leave it out. */
   utmCampaign: z.string().optional(),
+  /**
+   * An inbox reply's threading (core/inbox-replies.ts): bare Message-IDs that the render writes as the
+   * In-Reply-To and References headers. The only headers content may set: a body never sets headers.
+   */
+  inReplyTo: z.string().optional(),
+  references: z.array(z.string()).optional(),
 });
 
 export type EmailContent = z.infer<typeof EmailContentSchema>;

@@ -9,7 +9,7 @@ import { AttachmentSourcesSchema } from '../attachments/schemas';
 const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`).meta({ pattern: MAILBOX_PATTERN });
 
 /** `address`, `Name <address>`, several comma-separated in one string, or an array of those. */
-const addressList = (max: number, min = 1) =>
+export const addressList = (max: number, min = 1) =>
   z.union([
     z
       .string()

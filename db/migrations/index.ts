@@ -20,6 +20,7 @@ import * as chatWebhookEvents from './0019-chat-webhook-events';
 import * as automations from './0020-automations';
 import * as inboxes from './0021-inboxes';
 import * as inboundProcessing from './0022-inbound-processing';
+import * as inboxOutbound from './0023-inbox-outbound';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   { name: '0020-automations', ...automations },
   { name: '0021-inboxes', ...inboxes },
   { name: '0022-inbound-processing', ...inboundProcessing },
+  { name: '0023-inbox-outbound', ...inboxOutbound },
 ];

@@ -66,6 +66,18 @@ export async function findAcceptedKey(db: Sequelize, workspaceId: string, key: s
 export class IdempotencyKeyTaken extends Error {}
 
 /**
+ * More writes that must happen exactly when the messages are accepted (an inbox's out row and thread):
+ * common table expressions appended to the acceptance statement, after `inserted` (which they must test,
+ * `WHERE EXISTS (SELECT 1 FROM inserted)`, since every data-modifying CTE runs), with parameters from $6.
+ * One statement, so the follow-up and the acceptance commit or fail together. `name` names the statement.
+ */
+export interface AcceptanceFollowUp {
+  name: string;
+  ctes: string;
+  values: unknown[];
+}
+
+/**
  * The point of acceptance, in one statement (so one round trip and no explicit transaction): reserves the
  * messages' quota units together and inserts them all, or does neither (a named statement: see prepared.ts). Returns the period's new usage, or
  * null when the reservation would pass the plan's limit (nothing is written). Throws IdempotencyKeyTaken
@@ -76,6 +88,7 @@ export async function acceptMessages(
   workspaceId: string,
   quota: { plan: Plan; period: UsagePeriod },
   messages: readonly NewMessage[],
+  followUp?: AcceptanceFollowUp,
 ): Promise<number | null> {
   const limit = quota.plan.overageBilling ? null : quota.plan.monthlyMessages;
   const units = messages.reduce((sum, message) => sum + message.quotaUnits, 0);
@@ -102,7 +115,7 @@ export async function acceptMessages(
   try {
     const [result] = await preparedQuery<{ used: string | null }>(
       db,
-      'accept-messages',
+      followUp?.name ?? 'accept-messages',
       `WITH batch AS (
          SELECT * FROM jsonb_to_recordset($3::jsonb) AS m(
            id uuid, kind text, channel text, idempotency_key text, request_hash text, from_address text,
@@ -129,9 +142,9 @@ export async function acceptMessages(
            dropped_recipients
          FROM batch WHERE EXISTS (SELECT 1 FROM reserved)
          RETURNING id
-       )
+       )${followUp ? `, ${followUp.ctes}` : ''}
        SELECT (SELECT used FROM reserved) AS used, (SELECT count(*) FROM inserted) AS inserted`,
-      [workspaceId, periodKey(quota.period), JSON.stringify(rows), units, limit],
+      [workspaceId, periodKey(quota.period), JSON.stringify(rows), units, limit, ...(followUp?.values ?? [])],
     );
     return result.used === null ? null : Number(result.used);
   } catch (error) {

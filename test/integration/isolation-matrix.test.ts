@@ -113,6 +113,20 @@ describe('workspaces are isolated on every route', () => {
       const row = (await rowOf(call, '/domains', 'name', name)()) as { id: string };
       return { id: row.id, read: detail(call, `/domains/${row.id}`) };
     },
+    'email-rules': async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/email-rules', { action: 'block', matchType: 'address', value: `${marker}@example.com` }));
+      return { id, read: rowOf(call, '/email-rules', 'id', id) };
+    },
+    inboxes: async ({ workspaceId, call, marker }) => {
+      const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const id = createdId(await call('POST', '/inboxes', { domain, localPart: marker.slice(0, 40), displayName: 'Owner' }));
+      // A draft gives the inbox a thread and a message, so every sub-route has something of A's to leak or change.
+      await call('POST', `/inboxes/${id}/drafts`, { to: `${marker}@example.com`, subject: marker, text: 'Draft' });
+      return {
+        id,
+        read: async () => ({ inbox: await detail(call, `/inboxes/${id}`)(), drafts: await detail(call, `/inboxes/${id}/threads?folder=drafts`)() }),
+      };
+    },
     emails: async ({ workspaceId, call, marker }) => {
       const [id] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: `a@${marker}.example.com`, toPrefix: marker });
       return { id, read: detail(call, `/emails/${id}`) };
@@ -159,6 +173,11 @@ describe('workspaces are isolated on every route', () => {
     'DELETE /contacts/{id}/tags': { tags: ['taken'] },
     'PATCH /custom-fields/{id}': { archived: true },
     'PATCH /domains/{id}': { defaultFromName: 'Taken' },
+    'PATCH /inboxes/{id}': { displayName: 'Taken', status: 'disabled' },
+    'POST /inboxes/{id}/send': { to: 'taken@example.com', subject: 'Taken', text: 'Taken' },
+    'POST /inboxes/{id}/drafts': { to: 'taken@example.com', subject: 'Taken', text: 'Taken' },
+    'PATCH /inboxes/{id}/threads/{threadId}': { folder: 'archived' },
+    'POST /inboxes/{id}/threads/{threadId}/reply': { text: 'Taken' },
     'POST /lists/{id}/contacts': { contactIds: [randomUUID()] },
     'DELETE /lists/{id}/contacts': { contactIds: [randomUUID()] },
     'PATCH /segments/{id}': { name: 'taken' },

@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
+import type { AttachmentSource } from '../../core/attachments';
+import { AppError } from '../../core/errors';
+import { normalizeSubject } from '../../core/inbound/threading';
+import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox-replies';
+import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
+import { parseRecipients } from '../../core/recipients';
+import { requestHash } from '../../core/request-hash';
+import { inboxOutFollowUp } from '../../db/repositories/inbox-outbound';
+import {
+  deleteDraft,
+  findAnsweredMessage,
+  findInboxMessage,
+  findOutboundByMessage,
+  type InboxAttachment,
+  type InboxMessageRecord,
+  insertDraft,
+} from '../../db/repositories/inbox-threads';
+import type { InboxRecord } from '../../db/repositories/inboxes';
+import { acceptMessages, findAcceptedAndSuppressed, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
+import type { DroppedRecipient } from '../../db/repositories/messages';
+import { draftSend, messageOf, recipientAddresses, type SendChecks } from '../emails/draft';
+import type { SendEmailInput } from '../emails/schemas';
+import { quotaRefusal, type Sender } from '../emails/service';
+import type { InboxService } from './service';
+import type { CreateDraftInput, ReplyInput, SendInboxInput } from './schemas';
+
+export type InboxSendOutcome =
+  | { status: 'queued'; id: string; threadId: string; messageId: string; droppedRecipients: DroppedRecipient[] }
+  | { status: 'duplicate'; id: string; threadId: string; messageId: string };
+
+/** One message to accept from an inbox: what POST /emails would take, plus where it goes in the inbox. */
+interface Outgoing {
+  to: string[] | string;
+  cc?: string[] | string;
+  bcc?: string[] | string;
+  subject: string;
+  html?: string;
+  text?: string;
+  attachments?: AttachmentSource[];
+  idempotencyKey: string;
+  threadId: string;
+  /** The draft whose row becomes this message, if any. */
+  draftId?: string;
+  inReplyTo: string | null;
+  references: string[];
+}
+
+const fieldError = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
+
+const lower = (address: string) => address.toLowerCase();
+
+function mailboxOf(value: string): Mailbox | null {
+  const parsed = parseMailboxes(value);
+  return parsed.ok && parsed.mailboxes.length === 1 ? parsed.mailboxes[0] : null;
+}
+
+/** An attachment already stored (a draft's) sent again by its id, as shown in the draft. */
+const storedSources = (attachments: readonly InboxAttachment[]): AttachmentSource[] =>
+  attachments.flatMap((attachment) =>
+    attachment.id ? [{ id: attachment.id, ...(attachment.filename && { filename: attachment.filename }), ...(attachment.contentId && { contentId: attachment.contentId }) }] : [],
+  );
+
+export function createInboxSending(deps: { db: Sequelize; checks: SendChecks; inboxes: InboxService }) {
+  const { db, checks, inboxes } = deps;
+
+  async function activeInbox(workspaceId: string, inboxId: string): Promise<InboxRecord> {
+    const inbox = await inboxes.get(workspaceId, inboxId);
+    if (inbox.status !== 'active') throw new AppError('conflict', 'The inbox is disabled: enable it (PATCH status active) to send');
+    return inbox;
+  }
+
+  async function duplicateOf(workspaceId: string, messageId: string): Promise<InboxSendOutcome> {
+    const row = await findOutboundByMessage(db, workspaceId, messageId);
+    if (!row || !row.threadId) throw new AppError('conflict', 'This idempotencyKey was used by a send that is not of an inbox');
+    return { status: 'duplicate', id: row.id, threadId: row.threadId, messageId };
+  }
+
+  /**
+   * The acceptance of POST /emails (idempotency, recipients, verified sender domain, attachments, suppression,
+   * quota), from the inbox's address and name, with the inbox row, thread and counter in the same statement.
+   * Inbox mail is one-to-one correspondence: no open pixel, links as written, no UTM tags.
+   */
+  async function accept(principal: Sender, inbox: InboxRecord, out: Outgoing): Promise<InboxSendOutcome> {
+    const { workspaceId } = principal;
+    const from = formatMailbox({ name: inbox.displayName, address: inbox.address });
+    const input: SendEmailInput = {
+      to: out.to, cc: out.cc, bcc: out.bcc, from, subject: out.subject, html: out.html, text: out.text, attachments: out.attachments,
+      idempotencyKey: out.idempotencyKey, disableTracking: true, disableUtm: true,
+    };
+    const parsed = parseRecipients(input);
+    const hash = requestHash({ inboxId: inbox.id, threadId: out.threadId, ...input });
+    const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [out.idempotencyKey], recipientAddresses(parsed));
+    const existing = accepted.get(out.idempotencyKey);
+    if (existing) return duplicateOf(workspaceId, existing.id);
+
+    const draft = await draftSend(checks, workspaceId, input, hash, parsed);
+    const discard = () => draft.attachments?.discard().catch(() => undefined);
+    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
+    try {
+      const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
+      const message = { ...made.message, content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references } };
+      const self = lower(inbox.address);
+      const participants = [...new Set([...made.message.to, ...made.message.cc].map((value) => lower(mailboxOf(value)?.address ?? value)))].filter((a) => a !== self);
+      const id = out.draftId ?? randomUUID();
+      const followUp = inboxOutFollowUp({
+        id,
+        inboxId: inbox.id,
+        threadId: out.threadId,
+        messageId: message.id,
+        // The Message-ID activities/channels/mime.ts writes, without its brackets.
+        messageIdHeader: `${message.id}@${domainOf(draft.from.address)}`,
+        inReplyTo: out.inReplyTo,
+        references: out.references,
+        fromAddress: draft.from.address,
+        fromName: draft.from.name,
+        to: message.to,
+        cc: message.cc,
+        bcc: message.bcc,
+        subject: out.subject,
+        html: out.html ?? null,
+        text: out.text ?? null,
+        attachments: draft.attachments?.refs ?? [],
+        normalizedSubject: normalizeSubject(out.subject),
+        participants,
+        newMessage: out.draftId === undefined,
+      });
+      if ((await acceptMessages(db, workspaceId, quota, [message], followUp)) === null) {
+        throw await quotaRefusal(db, workspaceId, quota, message.quotaUnits);
+      }
+      return { status: 'queued', id, threadId: out.threadId, messageId: message.id, droppedRecipients: made.dropped };
+    } catch (error) {
+      if (error instanceof AppError) {
+        await discard();
+        throw error;
+      }
+      if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      // A concurrent request with the same key committed first: answer as it did.
+      await discard();
+      const taken = (await findAcceptedAndSuppressed(db, workspaceId, [out.idempotencyKey], [])).accepted.get(out.idempotencyKey);
+      if (!taken) throw error;
+      return duplicateOf(workspaceId, taken.id);
+    }
+  }
+
+  /** In-Reply-To, References, subject and recipients of an answer in this thread. */
+  async function answering(workspaceId: string, inbox: InboxRecord, threadId: string, replyAll: boolean) {
+    const answered = await findAnsweredMessage(db, workspaceId, threadId);
+    if (!answered) throw new AppError('conflict', 'The thread has no message to answer yet (only a draft)');
+    const message: AnsweredMessage = answered;
+    return { answered: message, ...replyReferences(message), subject: replySubject(message.subject), ...replyRecipients(message, inbox.address, replyAll, mailboxOf) };
+  }
+
+  return {
+    /** A new conversation: a thread in folder `sent` with this first message. */
+    async send(principal: Sender, inboxId: string, body: SendInboxInput): Promise<InboxSendOutcome> {
+      const inbox = await activeInbox(principal.workspaceId, inboxId);
+      return accept(principal, inbox, {
+        ...body,
+        idempotencyKey: body.idempotencyKey ?? `inbox-send:${randomUUID()}`,
+        threadId: randomUUID(),
+        inReplyTo: null,
+        references: [],
+      });
+    },
+
+    /** An answer to the thread's last inbound message (else its last message): reply or reply-all, quoted or not. */
+    async reply(principal: Sender, inboxId: string, threadId: string, body: ReplyInput): Promise<InboxSendOutcome> {
+      const inbox = await activeInbox(principal.workspaceId, inboxId);
+      await inboxes.thread(principal.workspaceId, inboxId, threadId);
+      const answer = await answering(principal.workspaceId, inbox, threadId, body.replyAll);
+      const to = body.to ?? answer.to;
+      if (to.length === 0) throw fieldError('to', 'The answered message leaves no one to answer: give to');
+      const content = body.quote ? quoted({ text: body.text, html: body.html }, answer.answered) : { text: body.text, html: body.html };
+      return accept(principal, inbox, {
+        to,
+        cc: body.cc ?? answer.cc,
+        bcc: body.bcc,
+        subject: answer.subject,
+        ...content,
+        attachments: body.attachments,
+        idempotencyKey: body.idempotencyKey ?? `inbox-reply:${randomUUID()}`,
+        threadId,
+        inReplyTo: answer.inReplyTo,
+        references: answer.references,
+      });
+    },
+
+    /** A draft of a new conversation (its own thread in `drafts`) or of a reply (in its thread). Attachments are stored now. */
+    async createDraft(principal: Sender, inboxId: string, body: CreateDraftInput): Promise<{ draftId: string; threadId: string }> {
+      const { workspaceId } = principal;
+      const inbox = await inboxes.get(workspaceId, inboxId);
+      const thread = body.threadId ? await inboxes.thread(workspaceId, inboxId, body.threadId) : null;
+      const parsed = parseRecipients({ to: body.to ?? [], cc: body.cc, bcc: body.bcc });
+      if (!parsed.ok && 'tooMany' in parsed) throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
+      if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
+      const stored = body.attachments?.length ? await checks.prepareAttachments(workspaceId, body.attachments) : null;
+      const { to, cc, bcc } = parsed.recipients;
+      const subject = body.subject ?? (thread ? replySubject(thread.subject) : null);
+      try {
+        return await insertDraft(db, workspaceId, {
+          inboxId: inbox.id,
+          threadId: thread?.id ?? null,
+          fromAddress: inbox.address,
+          fromName: inbox.displayName,
+          to: to.map(formatMailbox),
+          cc: cc.map(formatMailbox),
+          bcc: bcc.map(formatMailbox),
+          subject,
+          html: body.html ?? null,
+          text: body.text ?? null,
+          attachments: stored?.refs ?? [],
+          normalizedSubject: normalizeSubject(subject),
+          participants: [...new Set([...to, ...cc].map((mailbox) => lower(mailbox.address)))].filter((address) => address !== lower(inbox.address)),
+        });
+      } catch (error) {
+        await stored?.discard().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async getDraft(workspaceId: string, inboxId: string, draftId: string): Promise<InboxMessageRecord> {
+      await inboxes.get(workspaceId, inboxId);
+      const draft = await findInboxMessage(db, workspaceId, inboxId, draftId);
+      if (!draft || draft.status !== 'draft') throw AppError.notFound('Draft');
+      return draft;
+    },
+
+    async deleteDraft(workspaceId: string, inboxId: string, draftId: string): Promise<InboxMessageRecord> {
+      const draft = await this.getDraft(workspaceId, inboxId, draftId);
+      if (!(await deleteDraft(db, workspaceId, inboxId, draftId))) throw AppError.notFound('Draft');
+      return draft;
+    },
+
+    /**
+     * Sends a draft through the same path as send and reply: a reply draft answers the thread's latest message
+     * as it is now. A draft without recipients, subject or body is refused field by field (422). The draft's
+     * id is its idempotency key, so a draft is sent once however often this is called.
+     */
+    async sendDraft(principal: Sender, inboxId: string, draftId: string): Promise<InboxSendOutcome> {
+      const { workspaceId } = principal;
+      const inbox = await activeInbox(workspaceId, inboxId);
+      const idempotencyKey = `inbox-draft:${draftId}`;
+      const draft = await findInboxMessage(db, workspaceId, inboxId, draftId);
+      if (draft && draft.status !== 'draft' && draft.messageId) return duplicateOf(workspaceId, draft.messageId);
+      if (!draft || !draft.threadId) throw AppError.notFound('Draft');
+      const thread = await inboxes.thread(workspaceId, inboxId, draft.threadId);
+      const isReply = thread.folder !== 'drafts';
+      const answer = isReply ? await answering(workspaceId, inbox, thread.id, false) : null;
+      const to = draft.to.length ? draft.to : answer?.to ?? [];
+      const subject = draft.subject ?? answer?.subject ?? null;
+      const missing: Record<string, string[]> = {};
+      if (to.length === 0) missing.to = ['Required to send the draft'];
+      if (!subject) missing.subject = ['Required to send the draft'];
+      if (draft.html === null && draft.text === null) missing.html = ['Give html or text before sending the draft'];
+      if (Object.keys(missing).length) throw AppError.validation({ formErrors: ['The draft is incomplete'], fieldErrors: missing });
+      return accept(principal, inbox, {
+        to,
+        cc: draft.cc,
+        bcc: draft.bcc,
+        subject: subject as string,
+        html: draft.html ?? undefined,
+        text: draft.text ?? undefined,
+        attachments: draft.attachments.length ? storedSources(draft.attachments) : undefined,
+        idempotencyKey,
+        threadId: thread.id,
+        draftId,
+        inReplyTo: answer?.inReplyTo ?? null,
+        references: answer?.references ?? [],
+      });
+    },
+  };
+}
+
+export type InboxSending = ReturnType<typeof createInboxSending>;

@@ -3,6 +3,8 @@ import type { DNSResolver } from 'mailauth';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import { parseMailboxes } from '../core/addresses';
+import { headerBlockOf, headerValue } from '../core/inbound/header-block';
 import { decideSender } from '../core/inbound/rules';
 import type { BlobStore } from '../db/blob-store';
 import { findMailbox, listEmailRules } from '../db/repositories/inbound-mail';
@@ -31,12 +33,18 @@ const MAX_RECIPIENTS = 100;
 
 type SmtpCallback = (error?: Error | null) => void;
 
+const REFUSALS = {
+  blocked: '5.7.1 Sender blocked by the recipient',
+  not_allowed: '5.7.1 Sender not accepted by the recipient',
+} as const;
+
 const reply = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
 
 /**
  * The inbound MX for inbound-enabled domains. Everything that can be decided before the message body is decided
  * at RCPT, so unwanted mail is refused in the session and never bounced later (no backscatter): a recipient that
- * is no inbox of ours is 550, a sender the recipient workspace's rules refuse is 550. The size limit is announced
+ * is no inbox of ours is 550, a blocked envelope sender is 550. The From header is known only after DATA: a
+ * From the rules refuse (or an allow list neither sender meets) is 550 there, still in the session. The size limit is announced
  * in EHLO and enforced at MAIL FROM (SIZE=) and during DATA (552). An accepted message is stored (blob and row)
  * before the 250; a storage failure answers 451 so the sender tries again.
  */
@@ -53,11 +61,27 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     const mailbox = localPart && domain ? await findMailbox(options.db, localPart, domain) : { kind: 'not_ours' as const };
     if (mailbox.kind === 'not_ours') throw reply(550, '5.7.1 Relaying denied: this server takes no mail for that domain');
     if (mailbox.kind === 'unknown_mailbox') throw reply(550, '5.1.1 No such mailbox');
-    const verdict = decideSender(await listEmailRules(options.db, mailbox.workspaceId), senderOf(session));
-    if (!verdict.accepted) {
-      throw reply(550, verdict.reason === 'blocked' ? '5.7.1 Sender blocked by the recipient' : '5.7.1 Sender not accepted by the recipient');
-    }
+    // A blocked envelope sender is refused now; an allow list may still be met by the From header, read at DATA.
+    const verdict = decideSender(await listEmailRules(options.db, mailbox.workspaceId), [senderOf(session)]);
+    if (!verdict.accepted && verdict.reason === 'blocked') throw reply(550, REFUSALS.blocked);
     return { workspaceId: mailbox.workspaceId, inboxId: mailbox.inboxId, address: address.address };
+  }
+
+  /**
+   * The recipients whose workspace's rules take the message, judged on the envelope sender and the From header
+   * together (core/inbound/rules.ts). The rules are read again: one added since RCPT counts. A message to
+   * several workspaces goes to those that take it; the session is refused only when none does.
+   */
+  async function recipientsWanting(recipients: readonly AcceptedRecipient[], senders: readonly (string | null)[]) {
+    const verdicts = new Map<string, ReturnType<typeof decideSender>>();
+    for (const workspaceId of new Set(recipients.map((recipient) => recipient.workspaceId))) {
+      verdicts.set(workspaceId, decideSender(await listEmailRules(options.db, workspaceId), senders));
+    }
+    const refused = [...verdicts.values()].find((verdict) => !verdict.accepted);
+    return {
+      accepted: recipients.filter((recipient) => verdicts.get(recipient.workspaceId)?.accepted),
+      refusal: refused && !refused.accepted ? refused.reason : null,
+    };
   }
 
   const server = new SMTPServer({
@@ -107,8 +131,14 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
           return callback(reply(552, `5.3.4 Message exceeds the maximum size of ${options.maxMessageBytes} bytes`));
         }
         if (!recipients.length) return callback(reply(503, '5.5.1 No valid recipients'));
+        const raw = Buffer.concat(chunks);
         const sender = { ip: session.remoteAddress, helo: session.hostNameAppearsAs || session.clientHostname, envelopeFrom: senderOf(session) };
-        acceptInboundMail({ db: options.db, blobs: options.blobs, resolver: options.resolver, mta: options.mxHost }, { raw: Buffer.concat(chunks), recipients, sender }).then(
+        const accept = async () => {
+          const wanted = await recipientsWanting(recipients, [sender.envelopeFrom, ...fromAddressesOf(raw)]);
+          if (!wanted.accepted.length) throw reply(550, REFUSALS[wanted.refusal ?? 'not_allowed']);
+          return acceptInboundMail({ db: options.db, blobs: options.blobs, resolver: options.resolver, mta: options.mxHost }, { raw, recipients: wanted.accepted, sender });
+        };
+        accept().then(
           (accepted) => {
             callback();
             options.handOff(accepted).catch((error: unknown) => {
@@ -116,6 +146,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
             });
           },
           (error: unknown) => {
+            if (error instanceof Error && 'responseCode' in error) return callback(error);
             options.logger.error({ err: error, session: session.id }, 'inbound mail could not be stored');
             callback(reply(451, '4.3.0 Temporary failure, try again later'));
           },
@@ -129,6 +160,13 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
   });
   server.on('error', (error) => options.logger.warn({ err: error }, 'inbound SMTP connection error'));
   return server;
+}
+
+/** The addresses of the From header, as far as they parse (an unreadable From names nobody). */
+function fromAddressesOf(raw: Buffer): string[] {
+  const from = headerValue(headerBlockOf(raw), 'from');
+  const parsed = from ? parseMailboxes(from) : null;
+  return parsed?.ok ? parsed.mailboxes.map((mailbox) => mailbox.address) : [];
 }
 
 /** Listens and answers the bound port (an ephemeral one when `port` is 0). */

@@ -28,15 +28,19 @@ export function matchesRule(rule: EmailRule, sender: string): boolean {
 }
 
 /**
- * The verdict on an envelope sender. A null sender (`MAIL FROM:<>`, bounces and auto-replies) matches no rule:
- * it passes when there are no allow rules and is refused when there are, as the allow list says "only these".
+ * The verdict on a message's senders: its envelope sender (MAIL FROM) and the address(es) of its From header.
+ * A block rule matching any of them refuses the mail. With allow rules, one of them must match an allow rule:
+ * mail a partner sends through an ESP has the ESP's bounce address as envelope sender and the partner's address
+ * only in From, and the sender the recipient knows is the From. A null sender (`MAIL FROM:<>`, bounces and
+ * auto-replies) and an unreadable From match no rule.
  */
-export function decideSender(rules: readonly EmailRule[], sender: string | null): SenderVerdict {
-  const blocked = sender ? rules.find((rule) => rule.action === 'block' && matchesRule(rule, sender)) : undefined;
+export function decideSender(rules: readonly EmailRule[], senders: readonly (string | null)[]): SenderVerdict {
+  const known = senders.filter((sender): sender is string => Boolean(sender));
+  const blocked = rules.find((rule) => rule.action === 'block' && known.some((sender) => matchesRule(rule, sender)));
   if (blocked) return { accepted: false, reason: 'blocked', rule: blocked };
   const allows = rules.filter((rule) => rule.action === 'allow');
   if (!allows.length) return { accepted: true };
-  if (sender && allows.some((rule) => matchesRule(rule, sender))) return { accepted: true };
+  if (allows.some((rule) => known.some((sender) => matchesRule(rule, sender)))) return { accepted: true };
   return { accepted: false, reason: 'not_allowed', rule: null };
 }
 

@@ -69,6 +69,7 @@ beforeAll(async () => {
     resolver: dns.resolver,
     mxHost: 'inbound.messaging.local',
     maxMessageBytes: 1024 * 1024,
+    maxConnections: 50,
     logger: pino({ level: 'silent' }),
     handOff: async (accepted: readonly AcceptedInboundMessage[]) => {
       if (handOff === 'fail') throw new Error('Temporal unreachable');

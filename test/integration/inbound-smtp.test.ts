@@ -166,7 +166,7 @@ describe('the inbound SMTP listener', () => {
     expect((await rowsOf(inbox)).map((row) => row.envelope_from)).toEqual(['friend@sender.example.net']);
   });
 
-  it('with an allow list, a sender outside it is refused with 550 at RCPT and one inside it is accepted', async () => {
+  it('with an allow list, a sender outside it (envelope and From) is refused with 550 after DATA and one inside it is accepted', async () => {
     const { workspaceId: workspace } = await createWorkspace(db);
     const name = await inboundDomain(workspace);
     const inbox = await addInbox(workspace, name, 'agent');
@@ -175,10 +175,52 @@ describe('the inbound SMTP listener', () => {
     });
 
     const outsider = await send({ from: 'someone@sender.example.net', to: `agent@${name}`, raw: rawMail('someone@sender.example.net', `agent@${name}`) }).catch((e: unknown) => e);
-    expect(outsider).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
+    expect(outsider).toMatchObject({ responseCode: 550, command: 'DATA' });
     expect(String((outsider as Error).message)).toMatch(/not accepted/);
     await send({ from: 'Boss@Partner.example.net', to: `agent@${name}`, raw: rawMail('boss@partner.example.net', `agent@${name}`) });
     expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+
+  it('an allowed From sent through an ESP (its bounce address as envelope sender) is accepted', async () => {
+    const { workspaceId: workspace } = await createWorkspace(db);
+    const name = await inboundDomain(workspace);
+    const inbox = await addInbox(workspace, name, 'agent');
+    await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'allow', 'domain', 'partner.example.net')", {
+      bind: [randomUUID(), workspace],
+    });
+    const info = await send({ from: '0100-bounce@amazonses.com', to: `agent@${name}`, raw: rawMail('"The Boss" <boss@partner.example.net>', `agent@${name}`) });
+    expect(info.accepted).toHaveLength(1);
+    expect(await rowsOf(inbox)).toHaveLength(1);
+  });
+
+  it('a blocked From behind an innocent envelope sender is refused with 550 after DATA, and nothing is stored', async () => {
+    const { workspaceId: workspace } = await createWorkspace(db);
+    const name = await inboundDomain(workspace);
+    const inbox = await addInbox(workspace, name, 'team');
+    await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'address', 'pest@sender.example.net')", {
+      bind: [randomUUID(), workspace],
+    });
+    const refused = await send({ from: 'bounces@esp.example.org', to: `team@${name}`, raw: rawMail('Pest <PEST@sender.example.net>', `team@${name}`) }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ responseCode: 550, command: 'DATA' });
+    expect(String((refused as Error).message)).toMatch(/Sender blocked/);
+    expect(await rowsOf(inbox)).toHaveLength(0);
+  });
+
+  it('one message to two workspaces, one of which blocks its From, is stored only for the other', async () => {
+    const { workspaceId: blocking } = await createWorkspace(db);
+    const blockingDomain = await inboundDomain(blocking);
+    const blockingInbox = await addInbox(blocking, blockingDomain, 'desk');
+    await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'domain', 'sender.example.net')", {
+      bind: [randomUUID(), blocking],
+    });
+    const open = await addInbox(workspaceId, domain, 'open-desk');
+    const info = await send({
+      from: 'bounces@esp.example.org', to: [`open-desk@${domain}`, `desk@${blockingDomain}`],
+      raw: rawMail('alice@sender.example.net', `open-desk@${domain}, desk@${blockingDomain}`),
+    });
+    expect(info.accepted).toHaveLength(2);
+    expect(await rowsOf(open)).toHaveLength(1);
+    expect(await rowsOf(blockingInbox)).toHaveLength(0);
   });
 
   it('a message larger than the limit is refused with 552 and nothing is stored', async () => {

@@ -21,31 +21,37 @@ describe('matchesRule', () => {
 
 describe('decideSender', () => {
   it('no rules accepts everyone, the null sender included', () => {
-    expect(decideSender([], 'a@example.com')).toEqual({ accepted: true });
-    expect(decideSender([], null)).toEqual({ accepted: true });
+    expect(decideSender([], ['a@example.com'])).toEqual({ accepted: true });
+    expect(decideSender([], [null])).toEqual({ accepted: true });
   });
 
   it('a block match refuses as blocked, naming the rule', () => {
     const rule = block('address', 'spam@example.com');
-    expect(decideSender([rule], 'spam@example.com')).toEqual({ accepted: false, reason: 'blocked', rule });
-    expect(decideSender([rule], 'ham@example.com')).toEqual({ accepted: true });
+    expect(decideSender([rule], ['spam@example.com'])).toEqual({ accepted: false, reason: 'blocked', rule });
+    expect(decideSender([rule], ['ham@example.com'])).toEqual({ accepted: true });
   });
 
   it('with any allow rule, only matching senders pass', () => {
     const rules = [allow('domain', 'partner.example')];
-    expect(decideSender(rules, 'a@partner.example')).toEqual({ accepted: true });
-    expect(decideSender(rules, 'a@other.example')).toEqual({ accepted: false, reason: 'not_allowed', rule: null });
+    expect(decideSender(rules, ['a@partner.example'])).toEqual({ accepted: true });
+    expect(decideSender(rules, ['a@other.example'])).toEqual({ accepted: false, reason: 'not_allowed', rule: null });
   });
 
   it('block wins over allow: a blocked address inside an allowed domain is refused', () => {
     const rules = [allow('domain', 'partner.example'), block('address', 'intern@partner.example')];
-    expect(decideSender(rules, 'intern@partner.example')).toMatchObject({ accepted: false, reason: 'blocked' });
-    expect(decideSender(rules, 'boss@partner.example')).toEqual({ accepted: true });
+    expect(decideSender(rules, ['intern@partner.example'])).toMatchObject({ accepted: false, reason: 'blocked' });
+    expect(decideSender(rules, ['boss@partner.example'])).toEqual({ accepted: true });
   });
 
   it('the null sender is refused when an allow list exists, and no block rule matches it', () => {
-    expect(decideSender([allow('domain', 'partner.example')], null)).toEqual({ accepted: false, reason: 'not_allowed', rule: null });
-    expect(decideSender([block('domain', 'partner.example')], null)).toEqual({ accepted: true });
+    expect(decideSender([allow('domain', 'partner.example')], [null])).toEqual({ accepted: false, reason: 'not_allowed', rule: null });
+    expect(decideSender([block('domain', 'partner.example')], [null])).toEqual({ accepted: true });
+  });
+
+  it('an ESP envelope sender with an allowed From is accepted; a blocked From is refused whatever the envelope', () => {
+    expect(decideSender([allow('domain', 'partner.example')], ['bounce-1@amazonses.com', 'boss@partner.example'])).toEqual({ accepted: true });
+    expect(decideSender([allow('domain', 'partner.example')], ['bounce-1@amazonses.com', 'x@other.example'])).toMatchObject({ accepted: false, reason: 'not_allowed' });
+    expect(decideSender([block('address', 'spam@bad.example')], ['bounce-1@amazonses.com', 'spam@bad.example'])).toMatchObject({ accepted: false, reason: 'blocked' });
   });
 });
 

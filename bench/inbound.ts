@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Client, Connection } from '@temporalio/client';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
@@ -9,14 +10,20 @@ import { findDomainByName, setInboundEnabled } from '../db/repositories/domains'
 import { createSequelize } from '../db/sequelize';
 import { startDnsServer } from '../test/helpers/dns-server';
 import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { startInboundMailWorkflows } from '../workers/inbound-acceptance';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../workers/inbound-smtp-server';
 import { percentile } from './stats';
+import { startWorkerProcess } from './worker-process';
 
 /**
  * `npm run bench -- inbound`: inbound messages accepted per second over SMTP by SENDERS concurrent senders
  * (nodemailer, one connection each, messages back to back), against the listener (RCPT checks in Postgres,
  * mailauth over a local DNS server, raw to S3, a received row) and, as the baseline, a bare smtp-server that
- * reads and discards each message, on the same machine in the same run.
+ * reads and discards each message, on the same machine in the same run. Then the same load with the hand-off
+ * starting each message's inbound-mail workflow on the worker (its own process, as `npm start` runs it): the
+ * accepted rate while the worker parses and threads beside the listener, and the time until every message is
+ * processed (end to end: SMTP to a threaded, stored message with its `email.received` event).
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 20);
@@ -49,6 +56,9 @@ async function drive(port: number, to: string): Promise<{ perSecond: number; p50
   return { perSecond: (latencies.length * 1_000) / (performance.now() - started), p50: percentile(sorted, 50), p95: percentile(sorted, 95), failures };
 }
 
+const countOf = async (db: Sequelize, inboxId: string, status: string) =>
+  Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM inbox_messages WHERE inbox_id = $1 AND status = $2', { bind: [inboxId, status], type: QueryTypes.SELECT }))[0].n);
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
@@ -58,7 +68,8 @@ async function main(): Promise<void> {
   const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
   const found = await findDomainByName(db, workspaceId, domain);
   await setInboundEnabled(db, workspaceId, found!.id, true);
-  await db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [randomUUID(), workspaceId, found!.id, 'bench'] });
+  const inboxId = randomUUID();
+  await db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [inboxId, workspaceId, found!.id, 'bench'] });
   await blobs.ensureBucket();
 
   const bare = new SMTPServer({
@@ -83,11 +94,34 @@ async function main(): Promise<void> {
   const ours = await drive(port, `bench@${domain}`);
   await closeInboundSmtp(listener);
 
+  // The stored-only phase left rows `received` that no workflow will take: marked so the next phase counts its own.
+  await db.query("UPDATE inbox_messages SET status = 'processed', workflow_started_at = now() WHERE inbox_id = $1 AND status = 'received'", { bind: [inboxId] });
+  const prefix = `bench-inbound-${randomUUID().slice(0, 8)}-`;
+  const worker = await startWorkerProcess({ DATABASE_URL: config.DATABASE_URL, TASK_QUEUE_PREFIX: prefix, SEND_DISPATCHER: 'false' });
+  const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+  const processedBefore = await countOf(db, inboxId, 'processed');
+  const working = createInboundSmtpServer({
+    db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
+    maxConnections: config.INBOUND_MAX_CONNECTIONS, logger: pino({ level: 'silent' }), closeTimeoutMs: 200,
+    handOff: (accepted) => startInboundMailWorkflows({ db, client, taskQueuePrefix: prefix }, accepted),
+  });
+  const workingPort = await listenInboundSmtp(working, '127.0.0.1', 0);
+  const loadStarted = performance.now();
+  const processing = await drive(workingPort, `bench@${domain}`);
+  const accepted = (await countOf(db, inboxId, 'processed')) - processedBefore + (await countOf(db, inboxId, 'received'));
+  while ((await countOf(db, inboxId, 'received')) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  const drainedSeconds = (performance.now() - loadStarted) / 1_000;
+  await closeInboundSmtp(working);
+  await client.connection.close();
+  await worker.stop();
+
   const line = (name: string, figures: typeof ours) =>
     `  ${name.padEnd(34)} ${figures.perSecond.toFixed(0).padStart(6)} msg/s   p50 ${figures.p50.toFixed(1)} ms   p95 ${figures.p95.toFixed(1)} ms   failures ${figures.failures}`;
   console.log(`inbound SMTP, ${SENDERS} concurrent senders, ${SECONDS} s each, ${Buffer.byteLength(raw('x'))} byte messages`);
   console.log(line('bare smtp-server (read, discard)', baseline));
   console.log(line('inbound listener (stored)', ours));
+  console.log(line('listener + workflows processing', processing));
+  console.log(`  ${accepted} messages accepted under processing, all threaded and stored ${drainedSeconds.toFixed(1)} s after the load began: ${(accepted / drainedSeconds).toFixed(0)} msg/s end to end`);
   await dns.close();
   blobs.close();
   await db.close();

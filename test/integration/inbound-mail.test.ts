@@ -9,12 +9,12 @@ import { createInboundMailActivities } from '../../activities/inbound-mail';
 import { inboundMailWorkflowId } from '../../core/ids';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { findDomainByName, setInboundEnabled } from '../../db/repositories/domains';
-import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
 import { runInboundDispatcher } from '../../workers/inbound-dispatcher';
-import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
+import { startInboundListener } from '../helpers/inbound-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 jest.setTimeout(120_000);
@@ -63,21 +63,13 @@ beforeAll(async () => {
   stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000', WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' } });
   client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
-  server = createInboundSmtpServer({
-    db: stack.api.db,
-    blobs,
-    resolver: dns.resolver,
-    mxHost: 'inbound.messaging.local',
-    maxMessageBytes: 1024 * 1024,
-    maxConnections: 50,
-    logger: pino({ level: 'silent' }),
-    handOff: async (accepted: readonly AcceptedInboundMessage[]) => {
+  ({ server, port } = await startInboundListener({
+    stack, client, dns, blobs,
+    handOff: async (_accepted, start) => {
       if (handOff === 'fail') throw new Error('Temporal unreachable');
-      await startInboundMailWorkflows({ db: stack.api.db, client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX }, accepted);
+      await start();
     },
-    closeTimeoutMs: 200,
-  });
-  port = await listenInboundSmtp(server, '127.0.0.1', 0);
+  }));
 });
 
 afterAll(async () => {

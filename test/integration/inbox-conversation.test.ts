@@ -1,15 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
-import { pino } from 'pino';
 import type { SMTPServer } from 'smtp-server';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
-import { startInboundMailWorkflows } from '../../workers/inbound-acceptance';
-import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
+import { startInboundListener } from '../helpers/inbound-listener';
 
 jest.setTimeout(120_000);
 
@@ -31,18 +30,7 @@ beforeAll(async () => {
   stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000' } });
   client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
-  server = createInboundSmtpServer({
-    db: stack.api.db,
-    blobs,
-    resolver: dns.resolver,
-    mxHost: 'inbound.messaging.local',
-    maxMessageBytes: 1024 * 1024,
-    maxConnections: 50,
-    logger: pino({ level: 'silent' }),
-    handOff: (accepted) => startInboundMailWorkflows({ db: stack.api.db, client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX }, accepted),
-    closeTimeoutMs: 200,
-  });
-  port = await listenInboundSmtp(server, '127.0.0.1', 0);
+  ({ server, port } = await startInboundListener({ stack, client, dns, blobs }));
 });
 
 afterAll(async () => {

@@ -1,0 +1,37 @@
+import type { Client } from '@temporalio/client';
+import { pino } from 'pino';
+import type { SMTPServer } from 'smtp-server';
+import type { BlobStore } from '../../db/blob-store';
+import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
+import { createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import type { TestDnsServer } from './dns-server';
+import type { EmailStack } from './email-stack';
+
+/**
+ * The inbound SMTP listener on an ephemeral port beside an email stack, as `npm start` runs it: its hand-off
+ * starts each accepted message's inbound-mail workflow on the stack's workers. `handOff` replaces that (a test
+ * of the outbox drain makes it fail, as when Temporal is away).
+ */
+export async function startInboundListener(options: {
+  stack: EmailStack;
+  client: Client;
+  dns: TestDnsServer;
+  blobs: BlobStore;
+  handOff?: (accepted: readonly AcceptedInboundMessage[], start: () => Promise<void>) => Promise<void>;
+}): Promise<{ server: SMTPServer; port: number }> {
+  const { stack, client } = options;
+  const start = (accepted: readonly AcceptedInboundMessage[]) =>
+    startInboundMailWorkflows({ db: stack.api.db, client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX }, accepted);
+  const server = createInboundSmtpServer({
+    db: stack.api.db,
+    blobs: options.blobs,
+    resolver: options.dns.resolver,
+    mxHost: 'inbound.messaging.local',
+    maxMessageBytes: 1024 * 1024,
+    maxConnections: 50,
+    logger: pino({ level: 'silent' }),
+    handOff: (accepted) => (options.handOff ? options.handOff(accepted, () => start(accepted)) : start(accepted)),
+    closeTimeoutMs: 200,
+  });
+  return { server, port: await listenInboundSmtp(server, '127.0.0.1', 0) };
+}

@@ -215,7 +215,7 @@ export const SCENARIOS: HistoryScenario[] = [
         let attempts = 0;
         return async (): Promise<ProcessOutcome> => {
           attempts += 1;
-          // The first attempt meets our database down; the server retries it (the history keeps the last attempt).
+          // The first attempt meets our database down; the worker retries it (local: the marker records the outcome).
           if (attempts === 1) throw new Error('connection refused');
           return { status: 'processed', threadId: randomUUID(), contactEvent: 'email.replied' };
         };

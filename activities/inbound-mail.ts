@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize, Transaction } from 'sequelize';
 import { isDmarcFailure, type InboundAuthResults } from '../core/inbound/auth-results';
+import type { InboundContactEventName } from '../core/inbound/contact-events';
 import { chooseThread, normalizeMessageId, normalizeSubject, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences } from '../core/inbound/threading';
 import { normaliseAddress } from '../core/identities';
 import type { BlobStore } from '../db/blob-store';
@@ -39,11 +40,6 @@ export interface InboundMailInput {
   inboxMessageId: string;
 }
 
-/**
- * What a contact's mail means to its journeys: `email.replied` when the message joined a thread holding a
- * message we sent (the contact answered us), `email.received` when it did not (the contact wrote first).
- */
-export type InboundContactEventName = 'email.replied' | 'email.received';
 
 export type ProcessOutcome =
   | {

@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { fieldsByKey } from '../../core/custom-fields';
 import { AppError } from '../../core/errors';
+import { INBOUND_CONTACT_EVENTS } from '../../core/inbound/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
@@ -120,7 +121,8 @@ export function createContactService(db: Sequelize) {
       await requireContact(workspaceId, contactId);
       const window = { limit: page.limit, before: page.before ? new Date(page.before) : undefined };
       const [events, enrollments, messages, received] = await Promise.all([
-        contactEvents(db, workspaceId, contactId, window),
+        // A contact's mail is its `email_received` entry; the contact event it also made would repeat it.
+        contactEvents(db, workspaceId, contactId, { ...window, exceptNames: INBOUND_CONTACT_EVENTS }),
         enrollmentEntries(db, workspaceId, contactId, window),
         journeyMessageEntries(db, workspaceId, contactId, window),
         receivedMailOfContact(db, workspaceId, contactId, window),

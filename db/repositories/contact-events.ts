@@ -44,17 +44,21 @@ export async function insertContactEvent(
   return toEvent(rows[0]);
 }
 
-/** A contact's events, newest first, optionally only those before a moment (paging back in time). */
+/**
+ * A contact's events, newest first, optionally only those before a moment (paging back in time) and without
+ * some names (left out in the query, so a page is still `limit` deep in what is kept).
+ */
 export async function contactEvents(
   db: Sequelize,
   workspaceId: string,
   contactId: string,
-  page: { limit: number; before?: Date },
+  page: { limit: number; before?: Date; exceptNames?: readonly string[] },
 ): Promise<ContactEventRecord[]> {
   const rows = await db.query<ContactEventRow>(
     `SELECT * FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND ($3::timestamptz IS NULL OR occurred_at < $3)
+       AND NOT (name = ANY ($5::text[]))
      ORDER BY occurred_at DESC, id DESC LIMIT $4`,
-    { bind: [workspaceId, contactId, page.before ?? null, page.limit], type: QueryTypes.SELECT },
+    { bind: [workspaceId, contactId, page.before ?? null, page.limit, page.exceptNames ?? []], type: QueryTypes.SELECT },
   );
   return rows.map(toEvent);
 }

@@ -316,6 +316,8 @@ it('a known contact\'s reply stores email.replied, which ends the journey whose 
     to: { address: inbox.address, displayName: 'Support team', domainKind: 'custom' },
     threadId: ours.threadId,
   }));
+  // The mail is its email_received entry: the contact event it made for journeys is not repeated as a touch.
+  expect(journey.data.filter((entry) => entry.type === 'touch' && entry.name === 'email.replied')).toEqual([]);
 });
 
 it('a first mail from a known contact (no message of ours in its thread) stores email.received, not email.replied', async () => {

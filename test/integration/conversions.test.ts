@@ -3,6 +3,8 @@ import { QueryTypes } from 'sequelize';
 import { recordConversion } from '../../db/repositories/conversions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTrackedMessage } from '../helpers/tracked-message';
+import { HIT_FIXTURES, type HitFixture } from '../helpers/tracking-fixtures';
 
 // Conversions and UTM reports through the real API and database: touches are written as the tracking flush
 // writes them (the 0024 columns), conversions through POST /events and recordConversion, and every number of
@@ -338,6 +340,38 @@ describe('conversion reports', () => {
   it('an unknown attribution or a malformed date → 422 by field', async () => {
     expect(await call('GET', `/campaigns/${campaignId}/conversions?attribution=linear`)).toMatchObject({ status: 422, body: { error: { fieldErrors: { attribution: expect.any(Array) } } } });
     expect(await call('GET', '/utm/summary?from=yesterday')).toMatchObject({ status: 422, body: { error: { fieldErrors: { from: expect.any(Array) } } } });
+  });
+});
+
+describe('from a real click to a campaign\'s conversion', () => {
+  const hit = (path: string, fixture: HitFixture) =>
+    fetch(`${api.url}${path}`, { method: fixture.method, redirect: 'manual', headers: { 'user-agent': fixture.userAgent, 'x-forwarded-for': fixture.ip } });
+
+  it('a person\'s CTA click is the touch a later purchase event is credited to; a scanner\'s hits are not touches', async () => {
+    const { workspaceId, call } = await workspace();
+    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const listId = bodyOf<{ id: string }>(await call('POST', '/lists', { name: 'Audience' })).id;
+    const campaignId = bodyOf<{ id: string }>(await call('POST', '/campaigns', { name: 'Spring', fromAddress: `news@${domain}`, listId, subject: 'Spring', text: 'T' })).id;
+    const contactId = await contact(call, 'dan@example.com');
+    // Two messages of the campaign to the contact: a scanner HEADs the CTA of one, the person clicks the CTA of the other.
+    const [clicked, scanned] = await Promise.all([1, 2].map(() => createTrackedMessage(api.db, api.config, workspaceId, { sentAgoMs: 15 * 60_000, kind: 'campaign', campaignId })));
+    await api.db.query('UPDATE messages SET contact_id = $2 WHERE id = ANY($1::uuid[])', { bind: [[clicked.messageId, scanned.messageId], contactId] });
+    await hit(scanned.clickPath('review-cta'), HIT_FIXTURES.headRequest);
+    await hit(clicked.clickPath('review-cta'), HIT_FIXTURES.personClickingCta);
+    await api.tracking.buffer.flush(true);
+
+    expect((await call('POST', '/events', { event: 'purchase', contactId, properties: { value: 30, currency: 'EUR' } })).status).toBe(202);
+    const report = bodyOf(await call('GET', `/campaigns/${campaignId}/conversions`));
+    expect(report).toMatchObject({
+      total: 1,
+      contacts: 1,
+      revenueCents: 3000,
+      currency: 'EUR',
+      byLink: [{ url: 'https://acme.example/review?from=mail', conversions: 1, contacts: 1, revenueCents: 3000 }],
+      recent: [{ contactId, contactEmail: 'dan@example.com', touchUrl: 'https://acme.example/review?from=mail', valueCents: 3000 }],
+    });
+    const { data } = bodyOf<{ data: Array<Record<string, unknown>> }>(await call('GET', `/contacts/${contactId}/conversions`));
+    expect(data).toEqual([expect.objectContaining({ touchpoints: 1, attributedKind: 'campaign', utmMedium: 'email' })]);
   });
 });
 

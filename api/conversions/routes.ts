@@ -6,6 +6,7 @@ import {
   EntityConversionsSchema,
   EntityParams,
   SummaryQuery,
+  TouchCsvSchema,
   TouchListQuery,
   UtmConversionListSchema,
   UtmConversionQuery,
@@ -19,7 +20,7 @@ export function conversionRoutes(routes: RouteTable, conversions: ConversionServ
   routes.get('/utm/touches', 'utm:read', {
     summary: 'People\'s clicks on tagged links, newest first, paged and filtered; format=csv streams them all as CSV',
     query: TouchListQuery,
-    responses: { 200: { description: 'UtmTouchList, or text/csv with format=csv', schema: UtmTouchListSchema } },
+    responses: { 200: { description: 'UtmTouchList, or text/csv with format=csv', schema: UtmTouchListSchema, alsoAs: { 'text/csv': TouchCsvSchema } } },
     handle: async ({ principal, query }) => {
       const filters = {
         source: query.source,

@@ -61,6 +61,10 @@ export const UtmTouchSchema = z
   })
   .meta({ id: 'UtmTouch' });
 
+export const TouchCsvSchema = z
+  .string()
+  .describe('RFC 4180 with CRLF; header id,occurredAt,contactId,messageId,source,medium,campaign,url,isContent; newest first; a text starting with = + - @ is prefixed with \'');
+
 export const UtmTouchListSchema = z.object({ data: z.array(UtmTouchSchema), total: z.int(), page: z.int(), pageSize: z.int() }).meta({ id: 'UtmTouchList' });
 
 export const UtmSummarySchema = z

@@ -48,7 +48,7 @@ export interface RouteDefinition<P extends Schema | undefined, Q extends Schema 
   body?: B;
   bodyLimit?: BodyLimit;
   /** Documented responses; the first success entry is the normal outcome. */
-  responses: Record<number, { description: string; schema?: Schema }>;
+  responses: Record<number, { description: string; schema?: Schema; alsoAs?: Record<string, Schema> }>;
   handle: (input: HandlerInput<Infer<P>, Infer<Q>, Infer<B>>) => Promise<Reply>;
 }
 
@@ -140,9 +140,9 @@ export class RouteTable {
     const scopes = access === 'any-key' ? [] : ([] as Scope[]).concat(access);
     const responses: RouteConfig['responses'] = {};
     for (const [status, response] of Object.entries(def.responses)) {
-      responses[status] = response.schema
-        ? { description: response.description, content: { 'application/json': { schema: response.schema } } }
-        : { description: response.description };
+      // `alsoAs`: other media types the same answer can take (text/csv with format=csv).
+      const content = { ...(response.schema && { 'application/json': { schema: response.schema } }), ...Object.fromEntries(Object.entries(response.alsoAs ?? {}).map(([type, schema]) => [type, { schema }])) };
+      responses[status] = Object.keys(content).length ? { description: response.description, content } : { description: response.description };
     }
     for (const [status, description] of Object.entries(COMMON_ERRORS)) {
       if (status === '403' && scopes.length === 0) continue;

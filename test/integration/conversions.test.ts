@@ -435,6 +435,11 @@ describe('UTM touches', () => {
     // The touches 1 to 10 seconds before T-1d; from is inclusive, so the one exactly 10 seconds before counts.
     expect(parseCsv(await filtered.text()).slice(1).map((row) => row[4])).toEqual(Array(10).fill('bulk.example'));
   });
+  it('the API document gives the touch list both answers: UtmTouchList as JSON and text/csv', async () => {
+    type Document = { paths: Record<string, { get: { responses: Record<string, { content: Record<string, unknown> }> } }> };
+    const document = bodyOf<Document>(await api.call('GET', '/api/v1/openapi.json'));
+    expect(Object.keys(document.paths['/api/v1/utm/touches'].get.responses['200'].content).sort()).toEqual(['application/json', 'text/csv']);
+  });
 });
 
 describe('scopes', () => {

@@ -77,7 +77,8 @@ export async function listTouches(
 
 /**
  * The next batch of matching touches after a position (newest first), for the CSV export: it pages by the
- * (occurred_at, id) key, so each batch is one index range and the export never holds the whole set.
+ * (occurred_at, id) key, so each batch is one index range and the export never holds the whole set. A touch
+ * written during the export is listed or not depending on where it falls, but no row is ever listed twice.
  */
 export async function touchesAfter(
   db: Sequelize,
@@ -88,7 +89,8 @@ export async function touchesAfter(
 ): Promise<UtmTouchRecord[]> {
   const rows = await db.query<TouchRow>(
     `SELECT ${TOUCH_COLUMNS} FROM utm_touches WHERE ${TOUCH_FILTERS}
-       AND ($8::timestamptz IS NULL OR (occurred_at, id) < ($8, $9::uuid))
+       -- occurred_at <= $8 repeats the key's first column alone, so it bounds the index range (the row comparison cannot).
+       AND ($8::timestamptz IS NULL OR (occurred_at <= $8 AND (occurred_at, id) < ($8, $9::uuid)))
      ORDER BY occurred_at DESC, id DESC LIMIT $10`,
     { bind: [...filterBind(workspaceId, filters), after?.occurredAt ?? null, after?.id ?? null, limit], type: QueryTypes.SELECT },
   );

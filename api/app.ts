@@ -47,6 +47,8 @@ import { createApiKeyService } from './api-keys/service';
 import { attachmentRoutes } from './attachments/routes';
 import { createAttachmentService } from './attachments/service';
 import { contactRoutes } from './contacts/routes';
+import { conversionRoutes } from './conversions/routes';
+import { createConversionService } from './conversions/service';
 import { telegramLink } from './contacts/telegram-link';
 import { telegramLinkTokens } from '../core/telegram-link-token';
 import { createContactService } from './contacts/service';
@@ -255,6 +257,7 @@ export function createApp(deps: AppDeps): Express {
   // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
   const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
+  conversionRoutes(table('Conversions'), createConversionService(db));
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

@@ -37,22 +37,23 @@ const toProduct = (row: ProductRow): ProductRecord => ({
 
 /**
  * Upserts a batch of products by external id in one statement (one multi-row insert from a JSON array).
- * The caller keeps one entry per external id: a statement may not change the same row twice.
+ * The caller keeps one entry per external id: a statement may not change the same row twice. `source` is
+ * `api` for PUT /commerce/products, a store connector's own name otherwise (docs/commerce.md).
  */
-export async function upsertProducts(db: Sequelize, workspaceId: string, products: readonly ProductInput[]): Promise<number> {
+export async function upsertProducts(db: Sequelize, workspaceId: string, products: readonly ProductInput[], source = 'api'): Promise<number> {
   if (products.length === 0) return 0;
   const rows = await db.query<{ upserted: string }>(
     `WITH upserted AS (
        INSERT INTO commerce_products AS p (id, workspace_id, external_id, title, description, image_url, price, currency, url, source)
-       SELECT gen_random_uuid(), $1, i."externalId", i.title, i.description, i."imageUrl", i.price::numeric, i.currency, i.url, 'api'
+       SELECT gen_random_uuid(), $1, i."externalId", i.title, i.description, i."imageUrl", i.price::numeric, i.currency, i.url, $3
        FROM jsonb_to_recordset($2::jsonb) AS i("externalId" text, title text, description text, "imageUrl" text, price text, currency text, url text)
        ON CONFLICT (workspace_id, external_id) DO UPDATE SET
          title = EXCLUDED.title, description = EXCLUDED.description, image_url = EXCLUDED.image_url, price = EXCLUDED.price,
-         currency = EXCLUDED.currency, url = EXCLUDED.url, updated_at = now()
+         currency = EXCLUDED.currency, url = EXCLUDED.url, source = EXCLUDED.source, updated_at = now()
        RETURNING 1
      )
      SELECT count(*) AS upserted FROM upserted`,
-    { bind: [workspaceId, JSON.stringify(products)], type: QueryTypes.SELECT },
+    { bind: [workspaceId, JSON.stringify(products), source], type: QueryTypes.SELECT },
   );
   return Number(rows[0].upserted);
 }

@@ -1,13 +1,14 @@
 import { AppError } from '../../core/errors';
-import { amountText, toCents } from '../../core/commerce/money';
+import { amountText } from '../../core/commerce/money';
 import { normaliseEmail } from '../../core/identities';
 import type { Sequelize } from 'sequelize';
-import { findOrder, listOrders, type OrderCursor, upsertOrder } from '../../db/repositories/commerce-orders';
+import { findOrder, listOrders, type OrderCursor } from '../../db/repositories/commerce-orders';
 import { deleteProduct, listProducts, type ProductInput, upsertProducts } from '../../db/repositories/commerce-products';
 import { saveAttributionWindow } from '../../db/repositories/commerce-settings';
 import { findIdentityOwners } from '../../db/repositories/contact-identities';
 import { findContact } from '../../db/repositories/contacts';
-import { attributionWindowDays, recordConversion } from '../../db/repositories/conversions';
+import { attributionWindowDays } from '../../db/repositories/conversions';
+import { recordOrder } from '../../services/order-recording';
 import type { CreateOrderInput, UpsertProductsInput } from './schemas';
 
 const fieldError = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
@@ -30,7 +31,7 @@ export function decodeCursor(text: string): OrderCursor {
 
 /**
  * Orders, products and settings of POST/GET/PUT/DELETE /commerce/*. An order is written with its attribution
- * and its conversion in one transaction, so a report never sees an order without its conversion.
+ * and its conversion in one transaction (services/order-recording.ts).
  */
 export function createCommerceService(db: Sequelize) {
   async function buyerOf(workspaceId: string, input: CreateOrderInput): Promise<string | null> {
@@ -49,46 +50,21 @@ export function createCommerceService(db: Sequelize) {
   return {
     async placeOrder(workspaceId: string, input: CreateOrderInput): Promise<{ id: string; created: boolean }> {
       const contactId = await buyerOf(workspaceId, input);
-      return db.transaction(async (transaction) => {
-        const windowDays = await attributionWindowDays(db, workspaceId, transaction);
-        const { order, created } = await upsertOrder(
-          db,
-          workspaceId,
-          {
-            source: 'api',
-            connectionId: null,
-            externalId: input.externalId,
-            contactId,
-            // The spec: orders written through the API are always placed (a store connection moves its own).
-            status: 'placed',
-            total: amountText(input.total),
-            refunded: amountText(input.refunded),
-            currency: input.currency,
-            placedAt: new Date(input.placedAt),
-            items: input.items.map((item) => ({ title: item.title, quantity: item.quantity, price: item.price ?? null, productId: item.productId ?? null })),
-            test: input.test,
-          },
-          windowDays,
-          transaction,
-        );
-        await recordConversion(
-          db,
-          workspaceId,
-          {
-            contactId,
-            name: 'order',
-            source: 'order',
-            externalId: order.id,
-            valueCents: toCents(order.total),
-            currency: order.currency,
-            occurredAt: order.placedAt,
-            orderId: order.id,
-            lookbackDays: windowDays,
-          },
-          transaction,
-        );
-        return { id: order.id, created };
+      const { order, created } = await recordOrder(db, workspaceId, {
+        source: 'api',
+        connectionId: null,
+        externalId: input.externalId,
+        contactId,
+        // The spec: orders written through the API are always placed (a store connection moves its own).
+        status: 'placed',
+        total: amountText(input.total),
+        refunded: amountText(input.refunded),
+        currency: input.currency,
+        placedAt: new Date(input.placedAt),
+        items: input.items.map((item) => ({ title: item.title, quantity: item.quantity, price: item.price ?? null, productId: item.productId ?? null })),
+        test: input.test,
       });
+      return { id: order.id, created };
     },
 
     async order(workspaceId: string, orderId: string) {

@@ -238,6 +238,26 @@ describe('commerce orders and revenue', () => {
     expect(conversions).toEqual([{ value_cents: '1250' }]);
   });
 
+  it('the window setting decides attribution, and a re-sent order is attributed again under it', async () => {
+    const { workspaceId, call } = await workspace();
+    const [buyer] = await seedContacts(api.db, workspaceId, { count: 1, prefix: `window-${randomUUID().slice(0, 8)}` });
+    const campaignId = randomUUID();
+    const placedAt = new Date(Date.now() - DAY);
+    // A content click of a campaign message two days before the order (a message since deleted: no message id).
+    await api.db.query(
+      `INSERT INTO utm_touches (id, workspace_id, contact_id, url, occurred_at, is_content, kind, campaign_id)
+       VALUES (gen_random_uuid(), $1, $2, 'https://shop.example.com/p', $3, true, 'campaign', $4)`,
+      { bind: [workspaceId, buyer.id, new Date(placedAt.getTime() - 2 * DAY).toISOString(), campaignId] },
+    );
+    const body = { externalId: 'w-1', contactId: buyer.id, total: 20, currency: 'USD', placedAt: placedAt.toISOString() };
+    await call('PUT', '/commerce/settings', { attributionWindowDays: 1 });
+    const id = bodyOf(await call('POST', '/commerce/orders', body)).id as string;
+    expect(bodyOf(await call('GET', `/commerce/orders/${id}`)).attributedTo).toBeNull();
+    await call('PUT', '/commerce/settings', { attributionWindowDays: 3 });
+    expect(bodyOf(await call('POST', '/commerce/orders', body)).id).toBe(id);
+    expect(bodyOf(await call('GET', `/commerce/orders/${id}`))).toMatchObject({ attributedMessageId: null, attributedTo: { campaignId, automationId: null } });
+  });
+
   it('orders page newest first by cursor, and the last page has no cursor', async () => {
     const { call } = await workspace();
     const base = Date.now() - DAY;

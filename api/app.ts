@@ -28,6 +28,9 @@ import { createAutomationLinks } from './automations/links';
 import { createAutomationSimulation } from './automations/simulation';
 import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
+import { commerceRoutes } from './commerce/routes';
+import { createRevenueReports } from './commerce/reports';
+import { createCommerceService } from './commerce/service';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
@@ -258,6 +261,7 @@ export function createApp(deps: AppDeps): Express {
   const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
   conversionRoutes(table('Conversions'), createConversionService(db));
+  commerceRoutes(table('Commerce'), createCommerceService(db), createRevenueReports(db));
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

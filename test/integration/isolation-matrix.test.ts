@@ -100,6 +100,12 @@ describe('workspaces are isolated on every route', () => {
       const id = createdId(await call('POST', '/campaigns', { name: marker, fromAddress: `news@${domain}`, listId, subject: marker, text: 'T' }));
       return { id, read: detail(call, `/campaigns/${id}`) };
     },
+    // Orders and products share the prefix: the product's externalId is the order's id, so both routes get A's seed.
+    commerce: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/commerce/orders', { externalId: marker, email: `${marker}@example.com`, total: 12.5, currency: 'USD', placedAt: new Date().toISOString() }));
+      await call('PUT', '/commerce/products', { products: [{ externalId: id, title: marker }] });
+      return { id, read: async () => ({ order: await detail(call, `/commerce/orders/${id}`)(), product: await rowOf(call, '/commerce/products', 'externalId', id)() }) };
+    },
     contacts: async ({ call, marker }) => {
       const id = createdId(await call('POST', '/contacts', { identities: [{ channel: 'email', address: `${marker}@example.com` }], attributes: { plan: marker } }));
       return { id, read: detail(call, `/contacts/${id}`) };

@@ -28,6 +28,9 @@ import { createAutomationLinks } from './automations/links';
 import { createAutomationSimulation } from './automations/simulation';
 import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
+import { commerceRoutes } from './commerce/routes';
+import { createRevenueReports } from './commerce/reports';
+import { createCommerceService } from './commerce/service';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
@@ -47,6 +50,8 @@ import { createApiKeyService } from './api-keys/service';
 import { attachmentRoutes } from './attachments/routes';
 import { createAttachmentService } from './attachments/service';
 import { contactRoutes } from './contacts/routes';
+import { conversionRoutes } from './conversions/routes';
+import { createConversionService } from './conversions/service';
 import { telegramLink } from './contacts/telegram-link';
 import { telegramLinkTokens } from '../core/telegram-link-token';
 import { createContactService } from './contacts/service';
@@ -255,6 +260,8 @@ export function createApp(deps: AppDeps): Express {
   // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
   const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
+  conversionRoutes(table('Conversions'), createConversionService(db));
+  commerceRoutes(table('Commerce'), createCommerceService(db), createRevenueReports(db));
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

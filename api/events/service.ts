@@ -1,6 +1,6 @@
 import { AppError } from '../../core/errors';
-import { acceptContactEvent } from '../../db/repositories/contact-events';
 import { findContact } from '../../db/repositories/contacts';
+import { acceptEventWithConversion } from '../../services/event-conversions';
 import { type JourneyEventDeps, matchStoredEvent } from '../../services/journey-events';
 import { upsertContact } from '../contacts/upsert';
 import type { EventInput } from './schemas';
@@ -36,7 +36,7 @@ export function createEventService(deps: JourneyEventDeps) {
   return {
     async ingest(workspaceId: string, input: EventInput, now: Date): Promise<EventAnswer> {
       const contactId = await contactOf(workspaceId, input);
-      const { event, duplicate } = await acceptContactEvent(db, workspaceId, {
+      const { event, duplicate } = await acceptEventWithConversion(db, workspaceId, {
         contactId,
         name: input.event,
         properties: input.properties,

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { nestedDeeperThan } from '../../core/json-depth';
@@ -17,6 +17,8 @@ export type Access = Scope | readonly Scope[] | 'any-key';
 export interface Reply {
   status: number;
   body?: unknown;
+  /** Writes the body itself (a CSV export), instead of `body` as JSON: the status is set, headers are not sent yet. */
+  stream?: (res: Response) => Promise<void>;
 }
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
@@ -46,7 +48,7 @@ export interface RouteDefinition<P extends Schema | undefined, Q extends Schema 
   body?: B;
   bodyLimit?: BodyLimit;
   /** Documented responses; the first success entry is the normal outcome. */
-  responses: Record<number, { description: string; schema?: Schema }>;
+  responses: Record<number, { description: string; schema?: Schema; alsoAs?: Record<string, Schema> }>;
   handle: (input: HandlerInput<Infer<P>, Infer<Q>, Infer<B>>) => Promise<Reply>;
 }
 
@@ -124,6 +126,7 @@ export class RouteTable {
         req,
       } as HandlerInput<Infer<P>, Infer<Q>, Infer<B>>;
       const reply = await def.handle(input);
+      if (reply.stream) return streamReply(res, reply.status, reply.stream);
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);
     };
@@ -137,9 +140,9 @@ export class RouteTable {
     const scopes = access === 'any-key' ? [] : ([] as Scope[]).concat(access);
     const responses: RouteConfig['responses'] = {};
     for (const [status, response] of Object.entries(def.responses)) {
-      responses[status] = response.schema
-        ? { description: response.description, content: { 'application/json': { schema: response.schema } } }
-        : { description: response.description };
+      // `alsoAs`: other media types the same answer can take (text/csv with format=csv).
+      const content = { ...(response.schema && { 'application/json': { schema: response.schema } }), ...Object.fromEntries(Object.entries(response.alsoAs ?? {}).map(([type, schema]) => [type, { schema }])) };
+      responses[status] = Object.keys(content).length ? { description: response.description, content } : { description: response.description };
     }
     for (const [status, description] of Object.entries(COMMON_ERRORS)) {
       if (status === '403' && scopes.length === 0) continue;
@@ -180,6 +183,17 @@ export class RouteTable {
       },
       responses,
     });
+  }
+}
+
+/** A failure before the first byte is answered as any error; after it, the response can only be cut short. */
+async function streamReply(res: Response, status: number, stream: (res: Response) => Promise<void>): Promise<void> {
+  res.status(status);
+  try {
+    await stream(res);
+  } catch (error) {
+    if (!res.headersSent) throw error;
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
   }
 }
 

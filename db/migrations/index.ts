@@ -21,6 +21,7 @@ import * as automations from './0020-automations';
 import * as inboxes from './0021-inboxes';
 import * as inboundProcessing from './0022-inbound-processing';
 import * as inboxOutbound from './0023-inbox-outbound';
+import * as commerceAttribution from './0024-commerce-attribution';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   { name: '0021-inboxes', ...inboxes },
   { name: '0022-inbound-processing', ...inboundProcessing },
   { name: '0023-inbox-outbound', ...inboxOutbound },
+  { name: '0024-commerce-attribution', ...commerceAttribution },
 ];

@@ -35,9 +35,12 @@ export async function recordTrackingEvents(db: Sequelize, events: readonly Track
          AS h(message_id, type, classification, reason, link_url, link_id, link_role, is_content, at, data, touch_url, utm_source, utm_medium, utm_campaign)
      ),
      touched AS (
-       INSERT INTO utm_touches (id, workspace_id, contact_id, message_id, source, medium, campaign, url, occurred_at)
-       SELECT gen_random_uuid(), m.workspace_id, m.contact_id, h.message_id, h.utm_source, h.utm_medium, h.utm_campaign, h.touch_url, h.at
+       INSERT INTO utm_touches (id, workspace_id, contact_id, message_id, source, medium, campaign, url, occurred_at,
+                                is_content, canonical_url, kind, campaign_id, automation_id, journey_node_id)
+       SELECT gen_random_uuid(), m.workspace_id, m.contact_id, h.message_id, h.utm_source, h.utm_medium, h.utm_campaign, h.touch_url, h.at,
+              h.is_content, l.canonical_url, m.kind, m.campaign_id, m.automation_id, m.journey_node_id
        FROM hits h JOIN messages m ON m.id = h.message_id
+       LEFT JOIN message_links l ON l.message_id = h.message_id AND l.link_id = h.link_id
        WHERE h.type = 'click' AND h.classification = 'human' AND h.touch_url IS NOT NULL
        RETURNING 1
      ),

@@ -100,6 +100,12 @@ describe('workspaces are isolated on every route', () => {
       const id = createdId(await call('POST', '/campaigns', { name: marker, fromAddress: `news@${domain}`, listId, subject: marker, text: 'T' }));
       return { id, read: detail(call, `/campaigns/${id}`) };
     },
+    // Orders and products share the prefix: the product's externalId is the order's id, so both routes get A's seed.
+    commerce: async ({ call, marker }) => {
+      const id = createdId(await call('POST', '/commerce/orders', { externalId: marker, email: `${marker}@example.com`, total: 12.5, currency: 'USD', placedAt: new Date().toISOString() }));
+      await call('PUT', '/commerce/products', { products: [{ externalId: id, title: marker }] });
+      return { id, read: async () => ({ order: await detail(call, `/commerce/orders/${id}`)(), product: await rowOf(call, '/commerce/products', 'externalId', id)() }) };
+    },
     contacts: async ({ call, marker }) => {
       const id = createdId(await call('POST', '/contacts', { identities: [{ channel: 'email', address: `${marker}@example.com` }], attributes: { plan: marker } }));
       return { id, read: detail(call, `/contacts/${id}`) };
@@ -271,6 +277,29 @@ describe('workspaces are isolated on every route', () => {
     expect(preview.status).toBe(200);
     expect(JSON.stringify(preview.body)).not.toContain(owner.marker);
     expect(preview.body).toMatchObject({ count: 0 });
+  });
+  it("a workspace's touches and conversions: another workspace's UTM reports, CSV and entity conversions show none of them", async () => {
+    const owner = await workspace();
+    const intruder = await workspace();
+    const contactId = createdId(await owner.call('POST', '/contacts', { identities: [{ channel: 'email', address: `${owner.marker}@example.com` }] }));
+    const campaignId = randomUUID();
+    await api.db.query(
+      `INSERT INTO utm_touches (id, workspace_id, contact_id, source, medium, campaign, url, canonical_url, occurred_at, kind, campaign_id)
+       VALUES (gen_random_uuid(), $1, $2, $3, 'email', $3, 'https://shop.example/x', 'https://shop.example/x', now() - interval '1 hour', 'campaign', $4)`,
+      { bind: [owner.workspaceId, contactId, owner.marker, campaignId] },
+    );
+    expect((await owner.call('POST', '/events', { event: owner.marker, contactId, properties: { value: 12, currency: 'EUR' } })).status).toBe(202);
+    expect(bodyOf(await owner.call('GET', '/utm/summary'))).toMatchObject({ rows: [{ campaign: owner.marker, conversions: 1 }] });
+
+    for (const path of ['/utm/touches', '/utm/summary', '/utm/summary?attribution=first', '/utm/conversions', `/utm/touches?contactId=${contactId}`, `/utm/touches?source=${owner.marker}`]) {
+      const response = await intruder.call('GET', path);
+      expect({ path, status: response.status, leaks: [contactId, owner.marker].filter((value) => JSON.stringify(response.body).includes(value)) }).toEqual({ path, status: 200, leaks: [] });
+    }
+    const csv = await intruder.call('GET', '/utm/touches?format=csv');
+    expect(csv.body).toBe('id,occurredAt,contactId,messageId,source,medium,campaign,url,isContent\r\n');
+    expect(await intruder.call('GET', `/contacts/${contactId}/conversions`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    // A campaign id only the owner's touches name: unknown to the intruder, so 404 rather than an empty report.
+    expect(await intruder.call('GET', `/campaigns/${campaignId}/conversions`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
   });
   it("a workspace's saved Twilio account and Telegram bot: another workspace's key reads configured: false, deletes nothing, and cannot take the bot", async () => {
     // An API of its own, pointed at the provider stand-ins, so this walk stays apart from the one above.

@@ -13,7 +13,7 @@ export const EventBody = z
       .record(z.string().min(1).max(100), z.unknown())
       .refine((value) => Object.keys(value).length <= MAX_EVENT_PROPERTIES, `At most ${MAX_EVENT_PROPERTIES} properties`)
       .default({})
-      .describe('Matched as exact strings by triggers\' `match` (numbers and booleans as their text)'),
+      .describe('Matched as exact strings by triggers\' `match` (numbers and booleans as their text). A number `value` (major unit, optional three-letter `currency`) also records a conversion (docs/conversions.md)'),
     occurredAt: z.iso.datetime({ offset: true }).optional().describe('When it happened; now when absent'),
     idempotencyKey: z.string().min(8).max(255).optional().describe('A repeat with the same key stores nothing and answers the first event\'s id with status duplicate'),
   })

@@ -23,4 +23,9 @@ module.exports = {
     project('integration', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
   ],
   testTimeout: 60_000,
+  // On 2 cores jest would run every file in its own process, one after another, and that process grows
+  // with each file (Temporal workers and clients leave native-backed memory behind) past Node's heap limit
+  // over the whole suite. With a limit set, files run in a worker process instead (still one at a time),
+  // which jest replaces whenever it holds more than this after a file.
+  workerIdleMemoryLimit: '1.5GB',
 };

@@ -186,7 +186,7 @@ export class RouteTable {
   }
 }
 
-/** A failure before the first byte is answered as any error; after it, the response can only be cut short. */
+/** A failure before the first byte gets the usual error answer; after it, the response can only be cut short. */
 async function streamReply(res: Response, status: number, stream: (res: Response) => Promise<void>): Promise<void> {
   res.status(status);
   try {

@@ -27,19 +27,9 @@ export interface NewOrder {
   test: boolean;
 }
 
-export interface OrderRecord {
+/** An order as stored: what was written, its id, and the attribution computed with it. */
+export interface OrderRecord extends NewOrder {
   id: string;
-  source: OrderSource;
-  connectionId: string | null;
-  externalId: string;
-  contactId: string | null;
-  status: OrderStatus;
-  total: string;
-  refunded: string;
-  currency: string;
-  placedAt: Date;
-  items: OrderItem[];
-  test: boolean;
   attributedMessageId: string | null;
   attributedCampaignId: string | null;
   attributedAutomationId: string | null;

@@ -42,7 +42,7 @@ export const EntityConversionQuery = z.object({ attribution });
 const nullableText = z.string().nullable();
 const CurrencyBucketSchema = z.object({ currency: nullableText, conversions: z.int(), revenueCents: z.int() }).meta({ id: 'ConversionCurrency' });
 const money = {
-  revenueCents: z.int().nullable().describe('Sum of valueCents in one currency; null when the conversions mix currencies (see byCurrency)'),
+  revenueCents: z.int().describe('Sum of valueCents; with mixed currencies (currency null) a sum of hundredths across them, not an amount: read byCurrency'),
   currency: nullableText.describe('The one currency of the conversions; null with mixed currencies or none named'),
   byCurrency: z.array(CurrencyBucketSchema).describe('Count and value per currency, highest value first'),
 };

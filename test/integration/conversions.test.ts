@@ -224,12 +224,12 @@ describe('conversion reports', () => {
     expect(data).toEqual([expect.objectContaining({ valueCents: 150_000, currency: 'JPY', touchpoints: 0, touchUrl: null, secondsFromTouch: null, timeToConvertSeconds: null, attributedKind: 'event' })]);
   });
 
-  it('a contact with two currencies: totals count both, revenue null, by currency highest first; the cancelled order left out', async () => {
+  it('a contact with two currencies: totals count both, no currency, by currency highest first; the cancelled order left out', async () => {
     const { data, totals } = bodyOf<{ data: unknown[]; totals: unknown }>(await call('GET', `/contacts/${ids.bob}/conversions`));
     expect(data).toHaveLength(2);
     expect(totals).toEqual({
       conversions: 2,
-      revenueCents: null,
+      revenueCents: 3550,
       currency: null,
       byCurrency: [{ currency: 'EUR', conversions: 1, revenueCents: 2550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
     });
@@ -244,14 +244,14 @@ describe('conversion reports', () => {
       lookbackDays: 5,
       total: 2,
       contacts: 1,
-      revenueCents: null,
+      revenueCents: 3550,
       currency: null,
       byCurrency: [{ currency: 'EUR', conversions: 1, revenueCents: 2550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
       byName: [
         { name: 'purchase', conversions: 1, revenueCents: 2550, currency: 'EUR', byCurrency: [{ currency: 'EUR', conversions: 1, revenueCents: 2550 }] },
         { name: 'signup', conversions: 1, revenueCents: 1000, currency: 'USD', byCurrency: [{ currency: 'USD', conversions: 1, revenueCents: 1000 }] },
       ],
-      byLink: [{ url: 'https://shop.example/shoes', conversions: 2, contacts: 1, revenueCents: null, currency: null, byCurrency: body.byCurrency }],
+      byLink: [{ url: 'https://shop.example/shoes', conversions: 2, contacts: 1, revenueCents: 3550, currency: null, byCurrency: body.byCurrency }],
       recent: undefined,
     });
     // Newest first: the signup an hour after T, 2 days and 1 hour after bob's click.
@@ -267,14 +267,14 @@ describe('conversion reports', () => {
       attribution: 'first',
       total: 3,
       contacts: 2,
-      revenueCents: null,
+      revenueCents: 7550,
       currency: null,
       byCurrency: [{ currency: 'EUR', conversions: 2, revenueCents: 6550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
       byName: [
         { name: 'purchase', conversions: 2, revenueCents: 6550, currency: 'EUR' },
         { name: 'signup', conversions: 1, revenueCents: 1000, currency: 'USD' },
       ],
-      byLink: [{ url: 'https://shop.example/shoes', conversions: 3, contacts: 2, revenueCents: null }],
+      byLink: [{ url: 'https://shop.example/shoes', conversions: 3, contacts: 2, revenueCents: 7550 }],
     });
     const annRow = (body.recent as Array<Record<string, unknown>>).find((row) => row.contactId === ids.ann);
     expect(annRow).toMatchObject({ touchUrl: 'https://shop.example/shoes', touchAt: at(-3 * DAY).toISOString(), secondsFromTouch: 259_200 });
@@ -301,7 +301,7 @@ describe('conversion reports', () => {
       attribution: 'last',
       rows: [
         {
-          source: 'news.example', medium: 'email', campaign: 'Spring', conversions: 2, contacts: 1, revenueCents: null, currency: null,
+          source: 'news.example', medium: 'email', campaign: 'Spring', conversions: 2, contacts: 1, revenueCents: 3550, currency: null,
           byCurrency: [{ currency: 'EUR', conversions: 1, revenueCents: 2550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
         },
         { source: 'news.example', medium: 'email', campaign: 'Welcome', conversions: 1, contacts: 1, revenueCents: 4000, currency: 'EUR', byCurrency: [{ currency: 'EUR', conversions: 1, revenueCents: 4000 }] },
@@ -312,7 +312,7 @@ describe('conversion reports', () => {
       attribution: 'first',
       rows: [
         {
-          source: 'news.example', medium: 'email', campaign: 'Spring', conversions: 3, contacts: 2, revenueCents: null, currency: null,
+          source: 'news.example', medium: 'email', campaign: 'Spring', conversions: 3, contacts: 2, revenueCents: 7550, currency: null,
           byCurrency: [{ currency: 'EUR', conversions: 2, revenueCents: 6550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
         },
       ],

@@ -34,9 +34,9 @@ describe('totalAcrossCurrencies', () => {
     expect(totalAcrossCurrencies([{ currency: 'EUR', conversions: 2, revenueCents: 6550 }])).toMatchObject({ revenueCents: 6550, currency: 'EUR' });
   });
 
-  it('mixed currencies → no total, each currency apart, highest value first', () => {
+  it('mixed currencies → no currency, the unitless sum the spec requires, each currency apart, highest value first', () => {
     expect(totalAcrossCurrencies([{ currency: 'USD', conversions: 1, revenueCents: 1000 }, { currency: 'EUR', conversions: 2, revenueCents: 6550 }])).toEqual({
-      revenueCents: null,
+      revenueCents: 7550,
       currency: null,
       byCurrency: [{ currency: 'EUR', conversions: 2, revenueCents: 6550 }, { currency: 'USD', conversions: 1, revenueCents: 1000 }],
     });

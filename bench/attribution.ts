@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { createRevenueReports } from '../api/commerce/reports';
 import { amountText } from '../core/commerce/money';
 import { recordOrder } from '../services/order-recording';
 import { createSequelize } from '../db/sequelize';
@@ -12,8 +13,8 @@ import { ms, summary } from './stats';
  * transactional clicks, 70% of them on content links, over 90 days, spread over BENCH_CONTACTS contacts),
  * then places BENCH_ORDERS orders through the service POST /commerce/orders calls (the order with its
  * attribution, then its conversion, in one transaction), BENCH_CONCURRENCY at a time, and reports the time
- * per order and the statements each one ran. Run with `tsx bench/attribution.ts` against a migrated
- * database (DATABASE_URL); BENCH_TOUCHES and BENCH_ORDERS size it, BENCH_KEEP=1 leaves the rows in place.
+ * per order and the statements each one ran, beside a baseline of the same number of bare order inserts.
+ * `npm run bench -- attribution`; BENCH_TOUCHES and BENCH_ORDERS size it, BENCH_KEEP=1 leaves the rows in place.
  */
 const TOUCHES = Number(process.env.BENCH_TOUCHES ?? 10_000_000);
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 100_000);
@@ -46,6 +47,34 @@ async function seed(db: Sequelize, workspaceId: string, campaigns: string[], aut
   await timed('ANALYZE utm_touches', () => db.query('ANALYZE utm_touches'));
 }
 
+interface Run {
+  seconds: number;
+  samples: number[];
+}
+
+/** Runs `work` for 0..total-1, CONCURRENCY at a time, timing each call. */
+async function concurrently(total: number, work: (i: number) => Promise<unknown>): Promise<Run> {
+  const samples: number[] = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = process.hrtime.bigint();
+        await work(i);
+        samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, samples };
+}
+
+function report(label: string, run: Run): void {
+  const { p50, p95, p99 } = summary(run.samples);
+  console.log(`  ${label.padEnd(52)} ${run.seconds.toFixed(1)} s (${(run.samples.length / run.seconds).toFixed(0)}/s); p50 ${ms(p50)}, p95 ${ms(p95)}, p99 ${ms(p99)}`);
+}
+
 async function main(): Promise<void> {
   const statements = { count: 0 };
   const db = createSequelize(process.env.DATABASE_URL ?? '', { log: () => void (statements.count += 1) });
@@ -57,37 +86,46 @@ async function main(): Promise<void> {
 
   // The seed's md5(workspace || ':' || n)::uuid, computed here so the timed loop runs the order's statements only.
   const contactOf = (n: number) => createHash('md5').update(`${workspace.id}:${n % CONTACTS}`).digest('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
-  const samples: number[] = [];
-  let next = 0;
+
+  // Baseline, same run: the order row alone (one INSERT in a transaction, same table and indexes), without
+  // the attribution probe and the conversion, so the figure below reads as the price of attributing.
+  const baseline = await concurrently(ORDERS, async (i) => {
+    await db.transaction((transaction) =>
+      db.query(
+        `INSERT INTO commerce_orders (id, workspace_id, source, external_id, contact_id, total, currency, placed_at)
+         VALUES (gen_random_uuid(), $1, 'store', $2, $3, $4, $5, $6)`,
+        { bind: [workspace.id, `baseline-${i}`, contactOf(i * 7919), 10 + (i % 90), i % 5 === 0 ? 'EUR' : 'USD', new Date(Date.now() - (i % 60) * 86_400_000)], transaction },
+      ),
+    );
+  });
+  report('baseline: the order row alone', baseline);
+  await db.query(`DELETE FROM commerce_orders WHERE workspace_id = $1 AND source = 'store'`, { bind: [workspace.id] });
+
   statements.count = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < ORDERS) {
-        const i = next++;
-        // The buyer's id, as the service has it after its contact lookup (no contacts table is seeded).
-        const contactId = contactOf(i * 7919);
-        const t0 = process.hrtime.bigint();
-        await recordOrder(db, workspace.id, {
-          source: 'api', connectionId: null, externalId: `bench-${i}`, contactId, status: 'placed',
-          total: amountText(10 + (i % 90)), refunded: amountText(0), currency: i % 5 === 0 ? 'EUR' : 'USD',
-          placedAt: new Date(Date.now() - (i % 60) * 86_400_000), items: [], test: false,
-        });
-        samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const attributed = await db.query<{ attributed: string; orders: string }>(
-    'SELECT count(*) AS orders, count(attributed_touch_id) AS attributed FROM commerce_orders WHERE workspace_id = $1',
+  const attributed = await concurrently(ORDERS, async (i) => {
+    // The buyer's id, as the service has it after its contact lookup (no contacts table is seeded).
+    await recordOrder(db, workspace.id, {
+      source: 'api', connectionId: null, externalId: `bench-${i}`, contactId: contactOf(i * 7919), status: 'placed',
+      total: amountText(10 + (i % 90)), refunded: amountText(0), currency: i % 5 === 0 ? 'EUR' : 'USD',
+      placedAt: new Date(Date.now() - (i % 60) * 86_400_000), items: [], test: false,
+    });
+  });
+  report('orders placed with attribution and conversion', attributed);
+  // The statements of one order: BEGIN, the window, the order with its attribution, the conversion, COMMIT.
+  console.log(`  ${(statements.count / ORDERS).toFixed(1)} statements per order`);
+  const counts = await db.query<{ attributed: string; orders: string }>(
+    `SELECT count(*) AS orders, count(attributed_touch_id) AS attributed FROM commerce_orders WHERE workspace_id = $1 AND source = 'api'`,
     { bind: [workspace.id], type: QueryTypes.SELECT },
   );
-  const { p50, p95, p99 } = summary(samples);
-  const perOrder = statements.count / ORDERS;
-  console.log(`  orders placed                                        ${seconds.toFixed(1)} s (${(ORDERS / seconds).toFixed(0)} orders/s)`);
-  // The statements of one order: BEGIN, the window, the order with its attribution, the conversion, COMMIT.
-  console.log(`  per order p50 ${ms(p50)}, p95 ${ms(p95)}, p99 ${ms(p99)}; ${perOrder.toFixed(1)} statements each`);
-  console.log(`  ${JSON.stringify(attributed[0])}`);
+  // The workspace's revenue report over those orders: the stored attribution, then a model read again from touches.
+  const reports = createRevenueReports(db);
+  for (const model of ['last_content_click', 'linear'] as const) {
+    const revenue = await timed(`GET /commerce/revenue?model=${model} (90 days)`, () =>
+      reports.workspace(workspace.id, { from: new Date(Date.now() - 90 * 86_400_000).toISOString() }, model, new Date()),
+    );
+    console.log(`    ${revenue.orders} orders credited`);
+  }
+  console.log(`  ${JSON.stringify(counts[0])}`);
   if (process.env.BENCH_KEEP !== '1') {
     await db.query('DELETE FROM utm_touches WHERE workspace_id = $1', { bind: [workspace.id] });
     await db.query('DELETE FROM workspaces WHERE id = $1', { bind: [workspace.id] });

@@ -36,14 +36,20 @@ export function createRevenueReports(db: Sequelize) {
       totals = await attributedTotals(db, workspaceId, scope);
     } else {
       const owned = ownedBy(scope);
-      const credited: CreditedOrder[] = (await ordersWithTouches(db, workspaceId, scope, windowDays)).map((order) => ({
-        currency: order.currency,
-        total: order.total,
-        refunded: order.refunded,
-        share: creditTouches(model, order.touches, order.placedAt, windowDays)
-          .filter((credit) => owned(credit.touch))
-          .reduce((sum, credit) => sum + credit.share, 0),
-      }));
+      // Only the share of each order is kept; its touches are dropped with their page.
+      const credited: CreditedOrder[] = [];
+      for await (const page of ordersWithTouches(db, workspaceId, scope, windowDays)) {
+        for (const order of page) {
+          credited.push({
+            currency: order.currency,
+            total: order.total,
+            refunded: order.refunded,
+            share: creditTouches(model, order.touches, order.placedAt, windowDays)
+              .filter((credit) => owned(credit.touch))
+              .reduce((sum, credit) => sum + credit.share, 0),
+          });
+        }
+      }
       totals = totalsOf(credited);
     }
     return { ...revenueSummary(totals, delivered), attribution: { model, windowDays } };

@@ -62,6 +62,10 @@ export interface OrderWithTouches {
   touches: Touch[];
 }
 
+/** Orders per page of a report under another model: bounded memory, few round trips. */
+const REPORT_PAGE = 2_000;
+
+interface OrderRow { id: string; currency: string; total: string; refunded: string; placed_at: Date; touches: TouchJson[] }
 interface TouchJson { id: string; occurredAt: string; isContent: boolean; kind: MessageKind | null; messageId: string | null; campaignId: string | null; automationId: string | null }
 
 /**
@@ -69,9 +73,10 @@ interface TouchJson { id: string; occurredAt: string; isContent: boolean; kind: 
  * contact's marketing touches in the window (core/attribution/models.ts decides the credit). For a campaign
  * or automation: orders of contacts who clicked one of its messages in the window before the order (found
  * from its touches, utm_touches_campaign_idx / _automation_idx); for the workspace: its orders of the period
- * with a contact.
+ * with a contact. Read in pages in (placed_at, id) order, so a report over a busy workspace holds one page
+ * of touches at a time, never all of them.
  */
-export async function ordersWithTouches(db: Sequelize, workspaceId: string, scope: RevenueScope, windowDays: number): Promise<OrderWithTouches[]> {
+export async function* ordersWithTouches(db: Sequelize, workspaceId: string, scope: RevenueScope, windowDays: number): AsyncGenerator<OrderWithTouches[]> {
   const inWindow = (alias: string) =>
     `${alias}.workspace_id = $1 AND ${alias}.contact_id = o.contact_id AND ${alias}.kind IN ('campaign', 'automation')
      AND ${alias}.occurred_at <= o.placed_at AND ${alias}.occurred_at > o.placed_at - make_interval(days => $2::int)`;
@@ -81,23 +86,34 @@ export async function ordersWithTouches(db: Sequelize, workspaceId: string, scop
        AND EXISTS (SELECT 1 FROM utm_touches e WHERE ${inWindow('e')} AND e.${entity[0]} = $3)`
     : 'o.placed_at >= $3 AND o.placed_at < $4';
   const bind = entity ? [entity[1]] : [(scope as { from: Date }).from.toISOString(), (scope as { until: Date }).until.toISOString()];
-  const rows = await db.query<{ id: string; currency: string; total: string; refunded: string; placed_at: Date; touches: TouchJson[] }>(
-    `SELECT o.id, o.currency, o.total::text AS total, o.refunded::text AS refunded, o.placed_at,
-       coalesce((SELECT json_agg(json_build_object('id', t.id, 'occurredAt', t.occurred_at, 'isContent', t.is_content, 'kind', t.kind,
-                  'messageId', t.message_id, 'campaignId', t.campaign_id, 'automationId', t.automation_id))
-                 FROM utm_touches t WHERE ${inWindow('t')}), '[]') AS touches
-       FROM commerce_orders o
-      WHERE o.workspace_id = $1 AND o.contact_id IS NOT NULL AND ${COUNTED} AND ${where}`,
-    { bind: [workspaceId, windowDays, ...bind], type: QueryTypes.SELECT },
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    currency: row.currency,
-    total: Number(row.total),
-    refunded: Number(row.refunded),
-    placedAt: new Date(row.placed_at),
-    touches: row.touches.map((touch) => ({ ...touch, occurredAt: new Date(touch.occurredAt) })),
-  }));
+  const cursorAt = bind.length + 3;
+  let cursor: { placedAt: string; id: string } | null = null;
+  for (;;) {
+    const rows: OrderRow[] = await db.query<OrderRow>(
+      `SELECT o.id, o.currency, o.total::text AS total, o.refunded::text AS refunded, o.placed_at,
+         coalesce((SELECT json_agg(json_build_object('id', t.id, 'occurredAt', t.occurred_at, 'isContent', t.is_content, 'kind', t.kind,
+                    'messageId', t.message_id, 'campaignId', t.campaign_id, 'automationId', t.automation_id))
+                   FROM utm_touches t WHERE ${inWindow('t')}), '[]') AS touches
+         FROM commerce_orders o
+        WHERE o.workspace_id = $1 AND o.contact_id IS NOT NULL AND ${COUNTED} AND ${where}
+          AND ($${cursorAt}::timestamptz IS NULL OR (o.placed_at, o.id) > ($${cursorAt}::timestamptz, $${cursorAt + 1}::uuid))
+        ORDER BY o.placed_at, o.id LIMIT ${REPORT_PAGE}`,
+      { bind: [workspaceId, windowDays, ...bind, cursor?.placedAt ?? null, cursor?.id ?? null], type: QueryTypes.SELECT },
+    );
+    if (rows.length) {
+      yield rows.map((row) => ({
+        id: row.id,
+        currency: row.currency,
+        total: Number(row.total),
+        refunded: Number(row.refunded),
+        placedAt: new Date(row.placed_at),
+        touches: row.touches.map((touch) => ({ ...touch, occurredAt: new Date(touch.occurredAt) })),
+      }));
+    }
+    if (rows.length < REPORT_PAGE) return;
+    const last = rows[rows.length - 1];
+    cursor = { placedAt: new Date(last.placed_at).toISOString(), id: last.id };
+  }
 }
 
 /** A contact's counted orders per currency, with the first and last moment one was placed. */

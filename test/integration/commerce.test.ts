@@ -258,6 +258,27 @@ describe('commerce orders and revenue', () => {
     expect(bodyOf(await call('GET', `/commerce/orders/${id}`))).toMatchObject({ attributedMessageId: null, attributedTo: { campaignId, automationId: null } });
   });
 
+  it('a model report over more orders than one page of its read counts every order once', async () => {
+    const { workspaceId, call } = await workspace();
+    const [buyer] = await seedContacts(api.db, workspaceId, { count: 1, prefix: `pages-${randomUUID().slice(0, 8)}` });
+    const campaignId = randomUUID();
+    const orders = 4_321;
+    const placedAt = new Date(Date.now() - DAY);
+    await api.db.query(
+      `INSERT INTO utm_touches (id, workspace_id, contact_id, url, occurred_at, is_content, kind, campaign_id)
+       VALUES (gen_random_uuid(), $1, $2, 'https://shop.example.com/p', $3, true, 'campaign', $4)`,
+      { bind: [workspaceId, buyer.id, new Date(placedAt.getTime() - DAY).toISOString(), campaignId] },
+    );
+    // Orders of one moment too, so the pages' cursor must order by id within a placed_at.
+    await api.db.query(
+      `INSERT INTO commerce_orders (id, workspace_id, source, external_id, contact_id, total, currency, placed_at)
+       SELECT gen_random_uuid(), $1, 'api', 'bulk-' || g, $2, 1, 'USD', $3::timestamptz + ((g % 7) * interval '1 second')
+       FROM generate_series(1, $4::int) AS g`,
+      { bind: [workspaceId, buyer.id, placedAt.toISOString(), orders] },
+    );
+    expect(bodyOf(await call('GET', '/commerce/revenue?model=linear'))).toMatchObject({ orders, revenue: orders, currency: 'USD' });
+  });
+
   it('orders page newest first by cursor, and the last page has no cursor', async () => {
     const { call } = await workspace();
     const base = Date.now() - DAY;

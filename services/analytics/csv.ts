@@ -12,9 +12,9 @@ interface ParsedRow {
 
 /**
  * An uploaded CSV of conversions (core/analytics/csv-rows.ts has the columns) as a connector: the cursor
- * is the number of data rows already read. Each page parses the file again (at most the attachment limit,
- * 10 MB) rather than keeping state between activity calls, so any worker can take the next page after a
- * restart. Rows outside the sync's window are skipped.
+ * is the number of data rows already read. Each page parses the file again up to its own rows (the file is
+ * at most the attachment limit, 10 MB) rather than keeping state between activity calls, so any worker can
+ * take the next page after a restart. Rows outside the sync's window are skipped.
  */
 export function csvConnector(load: () => Promise<Buffer>, pageSize = CSV_PAGE_ROWS): AnalyticsConnector {
   return {
@@ -22,7 +22,9 @@ export function csvConnector(load: () => Promise<Buffer>, pageSize = CSV_PAGE_RO
       const offset = cursor === null ? 0 : Number(cursor);
       let rows: ParsedRow[];
       try {
-        rows = parse(await load(), { bom: true, skip_empty_lines: true, relax_column_count: true, info: true }) as unknown as ParsedRow[];
+        // Records past this page are not parsed: the header, the rows before, the page, and one to tell whether more follow.
+        const to = 1 + offset + pageSize + 1;
+        rows = parse(await load(), { bom: true, skip_empty_lines: true, relax_column_count: true, info: true, to }) as unknown as ParsedRow[];
       } catch (error) {
         if (error instanceof ConnectorError) throw error;
         throw new ConnectorError('invalid', `The file is not CSV: ${error instanceof Error ? error.message : String(error)}`);

@@ -23,6 +23,8 @@ export interface MatomoStandIn {
   addSite: (site: MatomoSite) => MatomoSite;
   /** Every API call answers this status (a Matomo behind a failing proxy) until cleared with null. */
   failWith: (status: number | null) => void;
+  /** Each Live.getLastVisitsDetails call takes this long to answer (a big site), until set back to 0. */
+  slowVisits: (ms: number) => void;
   close: () => Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startMatomoStandIn(): Promise<MatomoStandIn> {
   const sites: MatomoSite[] = [];
   const calls: MatomoCall[] = [];
   let failing: number | null = null;
+  let visitsDelayMs = 0;
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -88,6 +91,7 @@ export async function startMatomoStandIn(): Promise<MatomoStandIn> {
       if (!site) return json(res, 200, { result: 'error', message: `You can't access this resource as it requires 'view' access for the website id = ${query.idSite}.` });
       if (query.method === 'SitesManager.getSiteFromId') return json(res, 200, { idsite: String(site.idSite), name: 'Shop', currency: site.currency });
       if (query.method === 'Live.getLastVisitsDetails') {
+        if (visitsDelayMs) await new Promise((resolve) => setTimeout(resolve, visitsDelayMs));
         const answer = visits(site, query);
         return typeof answer === 'string' ? json(res, 200, { result: 'error', message: answer }) : json(res, 200, answer);
       }
@@ -107,6 +111,9 @@ export async function startMatomoStandIn(): Promise<MatomoStandIn> {
     },
     failWith: (status) => {
       failing = status;
+    },
+    slowVisits: (ms) => {
+      visitsDelayMs = ms;
     },
     close: () =>
       new Promise((resolve) => {

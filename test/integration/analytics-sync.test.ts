@@ -199,6 +199,41 @@ describe('POST /integrations/analytics/sync from Matomo', () => {
   });
 });
 
+describe('a sync that outlasts the request', () => {
+  let impatient: ApiHarness;
+  beforeAll(async () => {
+    // The same deployment, with an API that waits 300 ms for a sync instead of 25 s.
+    impatient = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }, { analyticsSyncWaitMs: 300 });
+  });
+  afterAll(() => impatient.close());
+
+  it('answers 202 with the count so far; a second request while it runs joins it; the connection shows its end', async () => {
+    const { workspaceId, apiKey, call } = await workspace();
+    const base = secondsAgo(2 * DAY);
+    const matomoSite = site(Array.from({ length: 150 }, (_, index) => goalVisit(7000 + index, null, base + index * 60, { goalId: 1, goalName: 'Lead', revenue: 2 })));
+    await connect(call, matomoSite);
+    const slowCall = impatient.as(apiKey);
+    matomo.slowVisits(2_000);
+    try {
+      expect(await slowCall('POST', '/integrations/analytics/sync')).toMatchObject({ status: 202, body: { imported: 0 } });
+      const joined = await slowCall('POST', '/integrations/analytics/sync');
+      expect(joined.status).toBe(202);
+      expect(bodyOf<{ imported: number }>(joined).imported).toBeLessThanOrEqual(100);
+      let connection = bodyOf(await call('GET', '/integrations/analytics'));
+      for (let waited = 0; (connection.lastSync as { status: string }).status === 'running' && waited < 20_000; waited += 200) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        connection = bodyOf(await call('GET', '/integrations/analytics'));
+      }
+      expect(connection.lastSync).toMatchObject({ status: 'succeeded', imported: 150, error: null });
+    } finally {
+      matomo.slowVisits(0);
+    }
+    const firstPages = matomo.calls.filter((made) => made.query.idSite === String(matomoSite.idSite) && made.query.method === 'Live.getLastVisitsDetails' && made.query.filter_offset === '0');
+    expect(firstPages).toHaveLength(1);
+    expect((await conversionRows(workspaceId)).length).toBe(150);
+  });
+});
+
 describe('failures and refusals', () => {
   it('PUT with a token Matomo refuses answers 422 naming tokenAuth and stores nothing', async () => {
     const { call } = await workspace();

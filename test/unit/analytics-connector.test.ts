@@ -2,6 +2,7 @@ import { ConnectorError } from '../../core/analytics/connector';
 import { checkCsvHeader, conversionOfCsvRow } from '../../core/analytics/csv-rows';
 import { contactRefOf, conversionsOfVisit, watermarkOf } from '../../core/analytics/matomo-visits';
 import { analyticsSyncWorkflowId, resolveSyncWindow } from '../../core/analytics/sync';
+import { csvConnector } from '../../services/analytics/csv';
 import { matomoEndpoint } from '../../services/analytics/matomo';
 
 const settings = { currency: 'EUR', goalNames: { '2': 'signup' } };
@@ -73,6 +74,30 @@ describe('CSV rows', () => {
   it('a header without the needed columns is refused', () => {
     expect(() => checkCsvHeader(['external_id', 'name', 'occurred_at'])).toThrow('line 1: the header lacks email or contact_id');
     expect(() => checkCsvHeader(['contact_id', 'name'])).toThrow('line 1: the header lacks external_id, occurred_at');
+  });
+});
+
+describe('the CSV connector', () => {
+  const file = [
+    'external_id,email,name,occurred_at',
+    'a,,x,2026-03-01T00:00:00Z',
+    'b,,"two\nlines",2026-03-02T00:00:00Z',
+    'c,,x,2026-03-03T00:00:00Z',
+    'd,,x,2026-03-04T00:00:00Z',
+    'e,,x,yesterday',
+  ].join('\n');
+  const connector = csvConnector(async () => Buffer.from(file), 2);
+  const all = { since: null, until: null };
+
+  it('reads a page of rows at a time, the cursor counting rows read, and skips rows outside the window', async () => {
+    const first = await connector.fetchConversions(all, null);
+    expect([first.conversions.map((c) => c.externalId), first.nextCursor]).toEqual([['a', 'b'], '2']);
+    const second = await connector.fetchConversions({ since: new Date('2026-03-04T00:00:00Z'), until: null }, '2');
+    expect([second.conversions.map((c) => c.externalId), second.nextCursor]).toEqual([['d'], '4']);
+  });
+
+  it('a bad row is named by its line in the file, quoted line breaks counted', async () => {
+    await expect(connector.fetchConversions(all, '4')).rejects.toThrow('line 7: occurred_at is not an ISO 8601 time (2026-03-10T12:00:00Z)');
   });
 });
 

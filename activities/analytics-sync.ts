@@ -85,13 +85,9 @@ export function createAnalyticsSyncActivities(deps: AnalyticsSyncDeps) {
       context.heartbeat();
       const connector = await connectorFor(input.workspaceId, input.source);
       const window = { since: input.window.since ? new Date(input.window.since) : null, until: input.window.until ? new Date(input.window.until) : null };
-      let page;
-      try {
-        page = await connector.fetchConversions(window, input.cursor);
-      } catch (error) {
-        if (error instanceof ConnectorError) throw syncFailure(error);
-        throw error;
-      }
+      const page = await connector.fetchConversions(window, input.cursor).catch((error: unknown) => {
+        throw error instanceof ConnectorError ? syncFailure(error) : error;
+      });
       context.heartbeat();
       const imported = await db.transaction(async (transaction) => {
         const count = await recordAnalyticsConversions(db, input.workspaceId, page.conversions, transaction);

@@ -119,20 +119,14 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
         }
         source = { kind: 'matomo' };
       }
-      let handle;
-      try {
-        handle = await startAnalyticsSync(deps.temporal, deps.taskQueuePrefix, { workspaceId, source, from: input.from, until: input.until });
-      } catch {
+      const handle = await startAnalyticsSync(deps.temporal, deps.taskQueuePrefix, { workspaceId, source, from: input.from, until: input.until }).catch(() => {
         throw new AppError('service_unavailable', 'The sync could not be started; try again in a moment');
-      }
+      });
       const result = handle.result();
-      let outcome;
-      try {
-        outcome = await Promise.race([result, sleep(deps.syncWaitMs).then(() => null)]);
-      } catch (error) {
+      const outcome = await Promise.race([result, sleep(deps.syncWaitMs).then(() => null)]).catch((error: unknown) => {
         const answer = error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure ? syncFailureAnswer(error.cause, source) : null;
         throw answer ?? error;
-      }
+      });
       if (outcome === null) {
         result.catch(() => undefined);
         const progress = await Promise.race([handle.query(analyticsSyncProgressQuery), sleep(2_000).then(() => null)]).catch(() => null);

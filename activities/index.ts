@@ -19,6 +19,7 @@ import { botApi } from '../services/telegram-bot-api';
 import { findAttachments } from '../db/repositories/attachments';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { createAnalyticsSyncActivities } from './analytics-sync';
 import { createAutomationEnrollActivities } from './automation-enroll';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
 import type { EmailChannel } from './channels/email-channel';
@@ -65,6 +66,8 @@ export interface ActivityDeps {
   templateRenderer?: TemplateRenderer;
   /** Options of the webhook calls' SSRF-safe fetcher (tests point its resolver at a stand-in). */
   webhookFetch?: Partial<PublicFetchOptions>;
+  /** Options of the Matomo calls' SSRF-safe fetcher (tests point it at a stand-in). */
+  analyticsFetch?: Partial<PublicFetchOptions>;
   /** Shortens the campaign feed's slice and poll (tests). */
   campaignTiming?: Partial<Pick<CampaignFeedSettings, 'sliceMs' | 'pollMs'>>;
 }
@@ -100,6 +103,12 @@ export function createActivities(deps: ActivityDeps) {
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
     }),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
+    ...createAnalyticsSyncActivities({
+      db,
+      masterKey,
+      blobs,
+      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
+    }),
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createJourneyActivities({ db }),

@@ -62,6 +62,8 @@ import { createCustomFieldService } from './custom-fields/service';
 import { domainRoutes } from './domains/routes';
 import { domainServiceFromConfig } from './domains/service';
 import { healthRoutes } from './health/routes';
+import { analyticsIntegrationRoutes } from './integrations/analytics/routes';
+import { createAnalyticsIntegrationService } from './integrations/analytics/service';
 import { twilioIntegrationRoutes } from './integrations/twilio/routes';
 import { createTwilioIntegrationService } from './integrations/twilio/service';
 import { telegramIntegrationRoutes } from './integrations/telegram/routes';
@@ -106,6 +108,10 @@ export interface AppDeps {
   attachmentFetch?: Partial<PublicFetchOptions>;
   /** Options of the webhook URL check (tests point its resolver at a stand-in). */
   webhookFetch?: Partial<PublicFetchOptions>;
+  /** Options of the Matomo calls' SSRF-safe fetcher (tests point it at a stand-in). */
+  analyticsFetch?: Partial<PublicFetchOptions>;
+  /** How long POST /integrations/analytics/sync waits for its sync before answering 202 (25 s unless set). */
+  analyticsSyncWaitMs?: number;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
   /** The public pixel and click redirects with their hit buffer; whoever creates the app closes it (api/tracking/tracking.ts). */
@@ -262,6 +268,17 @@ export function createApp(deps: AppDeps): Express {
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
   conversionRoutes(table('Conversions'), createConversionService(db));
   commerceRoutes(table('Commerce'), createCommerceService(db), createRevenueReports(db));
+  analyticsIntegrationRoutes(
+    table('Integrations'),
+    createAnalyticsIntegrationService({
+      db,
+      masterKey,
+      temporal: temporalClient,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
+      syncWaitMs: deps.analyticsSyncWaitMs ?? 25_000,
+    }),
+  );
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);

@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   'rate_limit_exceeded',
   'quota_exceeded',
   'service_unavailable',
+  // A server the workspace configured (its analytics product) refused or failed a call made on its behalf.
+  'upstream_error',
   'internal_error',
 ] as const;
 

@@ -20,6 +20,7 @@ const SECRET_FIELDS = [
   'signingSecret',
   'authToken',
   'botToken',
+  'tokenAuth',
   'accessToken',
   'token',
   'password',

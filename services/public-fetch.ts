@@ -278,3 +278,31 @@ export async function postPublic(
     clearTimeout(timer);
   }
 }
+
+/**
+ * POSTs a body and reads the answer (status and body, up to `maxBytes`) within `timeoutMs`: an API call to a
+ * customer-given server (the analytics connector's Matomo). Redirects are not followed: a POST carrying a
+ * credential must not be replayed to wherever the server points.
+ */
+export async function exchangePublic(
+  raw: string,
+  request: { body: string; headers: Record<string, string> },
+  overrides: Partial<PublicFetchOptions> = {},
+): Promise<{ statusCode: number; body: Buffer }> {
+  const options: PublicFetchOptions = { ...PUBLIC_FETCH_DEFAULTS, ...overrides };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  const { signal } = controller;
+  try {
+    const url = target(raw, options);
+    const address = await vet(url, options, signal);
+    const response = await send(url, address, options, signal, {
+      method: 'POST',
+      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      body: request.body,
+    });
+    return { statusCode: response.statusCode ?? 0, body: await readBody(response, options, signal) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

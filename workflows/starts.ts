@@ -15,6 +15,8 @@ import {
   webhookDeliveryWorkflowId,
 } from '../core/ids';
 import { taskQueueName } from '../core/task-queues';
+import { type AnalyticsSyncRequest, analyticsSyncWorkflowId } from '../core/analytics/sync';
+import { analyticsSyncWorkflow } from './analytics-sync';
 import { campaignWorkflow, cancelCampaignSignal, pauseCampaignSignal, resumeCampaignSignal } from './campaign';
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
@@ -273,4 +275,18 @@ export async function startSingletons(client: Client, taskQueuePrefix: string, r
     client.workflow.start(messageReconcilerWorkflow, { ...control, workflowId: `${taskQueuePrefix}${MESSAGE_RECONCILER_WORKFLOW_ID}`, args: [reconciler] }),
   );
   await startOnce(() => client.workflow.start(journeySweeperWorkflow, { ...control, workflowId: `${taskQueuePrefix}${JOURNEY_SWEEPER_WORKFLOW_ID}`, args: [{}] }));
+}
+
+/**
+ * A conversion sync on the control plane's queue, fair between workspaces. A sync of the same source that
+ * is already running is joined rather than started again (a double click gets the one sync's result); one
+ * that has finished is run again (re-reading is free: conversions are recorded once by external id).
+ */
+export async function startAnalyticsSync(client: Client, taskQueuePrefix: string, request: AnalyticsSyncRequest) {
+  return client.workflow.start(analyticsSyncWorkflow, {
+    ...controlPlaneStart(taskQueuePrefix, request.workspaceId),
+    workflowId: analyticsSyncWorkflowId(request.workspaceId, request.source),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [request],
+  });
 }

@@ -38,6 +38,8 @@ export function statusFor(code: ErrorCode): number {
       return 402;
     case 'service_unavailable':
       return 503;
+    case 'upstream_error':
+      return 502;
     case 'internal_error':
       return 500;
   }

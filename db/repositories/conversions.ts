@@ -16,6 +16,11 @@ export interface NewConversion {
   orderId?: string | null;
   /** The workspace's attribution window: touches this many days before `occurredAt` count. */
   lookbackDays: number;
+  /**
+   * UTM parameters the conversion carries itself (an analytics product's visit), kept only when the contact
+   * has no touch of ours in the window: a touch of ours always decides the conversion's UTM.
+   */
+  utm?: { source: string | null; medium: string | null; campaign: string | null };
 }
 
 /**
@@ -24,7 +29,8 @@ export interface NewConversion {
  * and the last with what they credit (campaign, automation, message, node, UTM, URL). Reports read conversions
  * only, never touches again. The same (source, external id) again updates the one row (an order whose total
  * changed, a re-sent event), recomputing its summary, so a retry never counts twice. Returns the row's id and
- * whether this call created it.
+ * whether this call created it. A conversion's own `utm` fills the UTM columns only when no touch of ours
+ * is in its window (without one, as for events and orders, the columns stay null then).
  */
 export async function recordConversion(
   db: Sequelize,
@@ -49,7 +55,9 @@ export async function recordConversion(
        (SELECT count(*) FROM touches),
        f.id, f.occurred_at, f.campaign_id, f.automation_id, coalesce(f.canonical_url, f.url),
        l.id, l.occurred_at, l.campaign_id, l.automation_id, l.message_id, l.journey_node_id, coalesce(l.canonical_url, l.url),
-       l.source, l.medium, l.campaign,
+       CASE WHEN l.id IS NULL THEN $12::text ELSE l.source END,
+       CASE WHEN l.id IS NULL THEN $13::text ELSE l.medium END,
+       CASE WHEN l.id IS NULL THEN $14::text ELSE l.campaign END,
        CASE WHEN l.id IS NOT NULL THEN l.kind WHEN $4 IN ('event', 'analytics') THEN $4 END
      FROM (SELECT 1) one LEFT JOIN first_touch f ON true LEFT JOIN last_touch l ON true
      ON CONFLICT (workspace_id, source, external_id) DO UPDATE SET
@@ -67,6 +75,7 @@ export async function recordConversion(
       bind: [
         workspaceId, conversion.contactId, conversion.name, conversion.source, conversion.externalId, conversion.valueCents,
         conversion.occurredAt, conversion.currency, conversion.lookbackDays, randomUUID(), conversion.orderId ?? null,
+        conversion.utm?.source ?? null, conversion.utm?.medium ?? null, conversion.utm?.campaign ?? null,
       ],
       type: QueryTypes.SELECT,
       transaction,

@@ -39,7 +39,7 @@ export interface ApiResponse {
  * The real API on an ephemeral port, with the test run's Postgres, Redis and Temporal (from the
  * environment `npm test` sets). Each test file makes its own and creates its own workspaces.
  */
-export interface ApiExtras extends Pick<AppDeps, 'extend' | 'snsAgent' | 'attachmentFetch' | 'webhookFetch'> {
+export interface ApiExtras extends Pick<AppDeps, 'extend' | 'snsAgent' | 'attachmentFetch' | 'webhookFetch' | 'analyticsFetch' | 'analyticsSyncWaitMs'> {
   /** Receives every log line at info level and above, built as the API process builds its logger. */
   logStream?: DestinationStream;
 }

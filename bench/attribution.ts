@@ -34,8 +34,8 @@ const CONTACT_SQL = `md5($1::uuid::text || ':' || (g % $3::int))::uuid`;
 async function seed(db: Sequelize, workspaceId: string, campaigns: string[], automations: string[]): Promise<void> {
   await timed(`utm_touches (${TOUCHES.toLocaleString('en')})`, () =>
     db.query(
-      `INSERT INTO utm_touches (id, workspace_id, contact_id, source, medium, campaign, url, occurred_at, is_content, kind, campaign_id, automation_id)
-       SELECT gen_random_uuid(), $1, ${CONTACT_SQL}, 'news', 'email', 'bench', 'https://shop.example.com/p/' || (g % 500),
+      `INSERT INTO utm_touches (id, workspace_id, contact_id, message_id, source, medium, campaign, url, occurred_at, is_content, kind, campaign_id, automation_id)
+       SELECT gen_random_uuid(), $1, ${CONTACT_SQL}, gen_random_uuid(), 'news', 'email', 'bench', 'https://shop.example.com/p/' || (g % 500),
          now() - random() * interval '90 days', random() < 0.7, k.kind,
          CASE WHEN k.kind = 'campaign' THEN ($4::uuid[])[1 + g % 20] END,
          CASE WHEN k.kind = 'automation' THEN ($5::uuid[])[1 + g % 5] END

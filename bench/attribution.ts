@@ -3,6 +3,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { createRevenueReports } from '../api/commerce/reports';
 import { amountText } from '../core/commerce/money';
 import { recordOrder } from '../services/order-recording';
+import { attributedTotals, ordersWithTouches } from '../db/repositories/revenue';
 import { createSequelize } from '../db/sequelize';
 import { insertWorkspace } from '../db/repositories/workspaces';
 import { ms, summary } from './stats';
@@ -34,8 +35,8 @@ const CONTACT_SQL = `md5($1::uuid::text || ':' || (g % $3::int))::uuid`;
 async function seed(db: Sequelize, workspaceId: string, campaigns: string[], automations: string[]): Promise<void> {
   await timed(`utm_touches (${TOUCHES.toLocaleString('en')})`, () =>
     db.query(
-      `INSERT INTO utm_touches (id, workspace_id, contact_id, message_id, source, medium, campaign, url, occurred_at, is_content, kind, campaign_id, automation_id)
-       SELECT gen_random_uuid(), $1, ${CONTACT_SQL}, gen_random_uuid(), 'news', 'email', 'bench', 'https://shop.example.com/p/' || (g % 500),
+      `INSERT INTO utm_touches (id, workspace_id, contact_id, source, medium, campaign, url, occurred_at, is_content, kind, campaign_id, automation_id)
+       SELECT gen_random_uuid(), $1, ${CONTACT_SQL}, 'news', 'email', 'bench', 'https://shop.example.com/p/' || (g % 500),
          now() - random() * interval '90 days', random() < 0.7, k.kind,
          CASE WHEN k.kind = 'campaign' THEN ($4::uuid[])[1 + g % 20] END,
          CASE WHEN k.kind = 'automation' THEN ($5::uuid[])[1 + g % 5] END
@@ -117,14 +118,21 @@ async function main(): Promise<void> {
     `SELECT count(*) AS orders, count(attributed_touch_id) AS attributed FROM commerce_orders WHERE workspace_id = $1 AND source = 'api'`,
     { bind: [workspace.id], type: QueryTypes.SELECT },
   );
-  // The workspace's revenue report over those orders: the stored attribution, then a model read again from touches.
-  const reports = createRevenueReports(db);
-  for (const model of ['last_content_click', 'linear'] as const) {
-    const revenue = await timed(`GET /commerce/revenue?model=${model} (90 days)`, () =>
-      reports.workspace(workspace.id, { from: new Date(Date.now() - 90 * 86_400_000).toISOString() }, model, new Date()),
-    );
-    console.log(`    ${revenue.orders} orders credited`);
-  }
+  // Reports over those orders: one campaign's from the stored attribution (its index), then read again from
+  // touches under another model (the campaign's clickers' orders, and the whole workspace's 90 days).
+  // campaigns[2]: the seed gives the first two of every ten clicks to transactional mail and an automation.
+  const stored = await timed('one campaign, stored attribution (last_content_click)', () => attributedTotals(db, workspace.id, { campaignId: campaigns[2] }));
+  console.log(`    ${stored.reduce((sum, row) => sum + row.orders, 0)} orders`);
+  const reread = await timed('one campaign, touches read again (?model=)', async () => {
+    let orders = 0;
+    for await (const page of ordersWithTouches(db, workspace.id, { campaignId: campaigns[2] }, 5)) orders += page.length;
+    return orders;
+  });
+  console.log(`    ${reread} orders of its clickers`);
+  const linear = await timed('workspace, 90 days, ?model=linear', () =>
+    createRevenueReports(db).workspace(workspace.id, { from: new Date(Date.now() - 90 * 86_400_000).toISOString() }, 'linear', new Date()),
+  );
+  console.log(`    ${linear.orders} orders credited`);
   console.log(`  ${JSON.stringify(counts[0])}`);
   if (process.env.BENCH_KEEP !== '1') {
     await db.query('DELETE FROM utm_touches WHERE workspace_id = $1', { bind: [workspace.id] });

@@ -10,8 +10,9 @@ import type { QueryInterface } from 'sequelize';
  * - `usage_day(period, at)`: the day a reservation (or its release) is counted on, kept inside its period, so
  *   a reservation made at 23:59:59 on the last of the month for that month never lands on the next one's first day.
  * - The backfill rebuilds the days of earlier sends from the messages (their net `quota_units`, on the
- *   day they were accepted; a campaign's on the day its send started) and the campaign recipients not yet
- *   written to the outbox. Units the ledger holds that no message explains (set by hand) stay unattributed.
+ *   day they were accepted; a campaign's on the day its send started; failed and canceled ones gave theirs
+ *   back) and the campaign recipients not yet written to the outbox. Units the ledger holds that no message
+ *   explains (set by hand) stay unattributed.
  */
 export const up: MigrationFn<QueryInterface> = async ({ context }) => {
   await context.sequelize.query(`
@@ -35,7 +36,7 @@ export const up: MigrationFn<QueryInterface> = async ({ context }) => {
              CASE WHEN EXISTS (SELECT 1 FROM inbox_messages i WHERE i.message_id = m.id) THEN 'inbox' ELSE m.kind END AS kind,
              m.quota_units AS units
       FROM messages m LEFT JOIN campaigns c ON c.id = m.campaign_id
-      WHERE m.status <> 'canceled' AND m.quota_units > 0
+      WHERE m.status NOT IN ('failed', 'canceled') AND m.quota_units > 0
       UNION ALL
       SELECT workspace_id, usage_day(quota_period, started_at), 'email', 'campaign', recipient_count - materialized
       FROM campaigns

@@ -81,8 +81,9 @@ export interface AcceptanceFollowUp {
 
 /**
  * The point of acceptance, in one statement (so one round trip and no explicit transaction): reserves the
- * messages' quota units together (and counts them on today's usage rows, one per channel and kind:
- * `countAs` when the units count as another kind than the messages', inbox mail) and inserts them all, or does neither (a named statement: see prepared.ts). Returns the period's new usage, or
+ * messages' quota units together, counts them on today's usage rows (one upsert per channel and kind;
+ * `countAs` when they count as another kind than the messages', inbox mail) and inserts them all, or does
+ * neither (a named statement: see prepared.ts). Returns the period's new usage, or
  * null when the reservation would pass the plan's limit (nothing is written). Throws IdempotencyKeyTaken
  * when a key was taken meanwhile: the key's primary key fails the whole statement, reservation included.
  */

@@ -1,3 +1,5 @@
+import { AppError } from './errors';
+
 /**
  * Plans are configuration (decisions): a monthly message quota, one unit per recipient, and whether
  * usage past the quota is billed as overage instead of refused.
@@ -63,4 +65,20 @@ export function quotaFigures(plan: Plan, used: number): QuotaFigures {
 /** Whether `units` more may be reserved when `used` are already taken this period. */
 export function quotaAllows(plan: Plan, used: number, units: number): boolean {
   return plan.overageBilling || used + units <= plan.monthlyMessages;
+}
+
+/**
+ * The answer of every send the plan's quota refuses (402): the spec's body `{ error: quota_exceeded, message,
+ * resource, limit, used, remaining, plan }` with the period's figures as they are now. Built here only, so
+ * the single send, each batch item, chat messages, inbox mail and campaigns answer alike.
+ */
+export function quotaExceeded(plan: Plan, used: number, needed: number, what = 'This send'): AppError {
+  const figures = quotaFigures(plan, used);
+  return new AppError('quota_exceeded', `${what} needs ${needed} messages; ${figures.remaining} remain this month`, {
+    resource: 'messages',
+    limit: figures.limit,
+    used: figures.used,
+    remaining: figures.remaining,
+    plan: plan.name,
+  });
 }

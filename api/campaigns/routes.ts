@@ -1,6 +1,6 @@
 import { LinkStatListSchema } from '../emails/schemas';
 import { linkStatsView } from '../emails/views';
-import { InputErrorSchema } from '../http/openapi';
+import { InputErrorSchema, QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import {
   CampaignDetailSchema,
@@ -89,7 +89,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     body: SendCampaignBody,
     responses: {
       202: { description: 'Accepted: sending, or scheduled', schema: CampaignSendResultSchema },
-      402: { description: 'quota_exceeded: the audience does not fit the plan\'s quota' },
+      402: { ...QUOTA_EXCEEDED_RESPONSE, description: 'quota_exceeded: the audience does not fit the plan\'s quota' },
       403: { description: 'domain_not_verified' },
       404: NOT_FOUND,
       409: { description: 'Not a draft' },

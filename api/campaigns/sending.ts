@@ -2,7 +2,7 @@ import { domainOf, formatMailbox, parseMailboxes } from '../../core/addresses';
 import { needsConfirmation } from '../../core/campaigns';
 import { AppError } from '../../core/errors';
 import type { EmailContentInput } from '../../core/message-content';
-import { PLANS, type PlanName, quotaAllows, quotaFigures, usagePeriodAt } from '../../core/plans';
+import { PLANS, type PlanName, quotaAllows, quotaExceeded, usagePeriodAt } from '../../core/plans';
 import { htmlToPlainText } from '../../core/templates/plain-text';
 import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
 import {
@@ -105,14 +105,7 @@ export function createCampaignSending(deps: CampaignServiceDeps, campaigns: Camp
       const plan = PLANS[principal.plan];
       const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
       if (!quotaAllows(plan, used, recipients)) {
-        const figures = quotaFigures(plan, used);
-        throw new AppError('quota_exceeded', `This campaign needs ${recipients} messages; ${figures.remaining} remain this month`, {
-          resource: 'messages',
-          limit: figures.limit,
-          used: figures.used,
-          remaining: figures.remaining,
-          plan: plan.name,
-        });
+        throw quotaExceeded(plan, used, recipients, 'This campaign');
       }
       const begun = await beginSend(db, workspaceId, campaignId, { revision: campaign.revision, scheduledAt, message });
       if (!begun) {

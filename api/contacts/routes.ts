@@ -14,6 +14,7 @@ import {
   JourneyQuery,
   UpsertContactBody,
 } from './schemas';
+import { ContactCsvSchema, ContactDataExportSchema, ContactExportQuery } from './export-schemas';
 import type { ContactService } from './service';
 import { type TelegramLink, TelegramLinkSchema } from './telegram-link';
 import { contactDetailView, contactUpsertedView, contactView } from './views';
@@ -30,6 +31,18 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService, tele
       const { rows, identities, total } = await contacts.list(principal.workspaceId, query);
       return ok({ data: rows.map((row) => contactView(row, identities)), total, page: query.page, pageSize: query.pageSize });
     },
+  });
+
+  // Before /contacts/:id, which would take `export` for an id.
+  routes.get('/contacts/export', 'contacts:read', {
+    summary: 'Export contacts as CSV (streamed): every contact of the workspace, or of a list, tag or segment',
+    query: ContactExportQuery,
+    responses: {
+      200: { description: 'The CSV, one row per contact in id order (text/csv; attachment contacts.csv)', alsoAs: { 'text/csv': ContactCsvSchema } },
+      404: { description: 'segmentId names no segment of this workspace' },
+      422: { description: 'A filter is not a uuid', schema: ValidationErrorSchema },
+    },
+    handle: async ({ principal, query }) => ({ status: 200, stream: await contacts.exports.csv(principal.workspaceId, query) }),
   });
 
   routes.post('/contacts', 'contacts:write', {
@@ -52,6 +65,22 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService, tele
     params: ContactParams,
     responses: { 200: { description: 'The contact', schema: ContactDetailSchema }, 404: { description: 'No such contact' } },
     handle: async ({ principal, params }) => ok(contactDetailView(await contacts.detail(principal.workspaceId, params.id))),
+  });
+
+  routes.get('/contacts/:id/export', 'contacts:read', {
+    summary: 'Everything held about one contact, as a JSON attachment (a data-subject access or portability request)',
+    params: ContactParams,
+    responses: { 200: { description: 'The contact\'s data (attachment contact-<id>.json), each section bounded', schema: ContactDataExportSchema }, 404: { description: 'No such contact' } },
+    handle: async ({ principal, params }) => {
+      const data = await contacts.exports.person(principal.workspaceId, params.id);
+      return {
+        status: 200,
+        stream: async (res) => {
+          res.setHeader('content-disposition', `attachment; filename="contact-${params.id}.json"`);
+          res.json(data);
+        },
+      };
+    },
   });
 
   routes.delete('/contacts/:id', 'contacts:write', {

@@ -15,6 +15,7 @@ import { suppressErased } from '../../db/repositories/suppressions';
 import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '../../db/repositories/tags';
 import { audienceCondition } from '../../db/segment-query';
 import type { ContactListInput, UpsertContactInput } from './schemas';
+import { createContactExports } from './export';
 import { upsertContact } from './upsert';
 
 /** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
@@ -54,6 +55,9 @@ export function createContactService(db: Sequelize) {
 
   return {
     upsert: (workspaceId: string, input: UpsertContactInput) => upsertContact(db, workspaceId, input),
+
+    /** The CSV export and the per-contact (data-subject) export. */
+    exports: createContactExports(db),
 
     async list(workspaceId: string, query: ContactListInput) {
       const filters = await filtersOf(workspaceId, query);

@@ -8,6 +8,7 @@ import { findContact } from '../../db/repositories/contacts';
 import { type ConvertingEntity, contactConversions, entityConversions, type TouchAttribution } from '../../db/repositories/conversion-reports';
 import { attributionWindowDays } from '../../db/repositories/conversions';
 import { type ConversionPeriod, listTouches, type TouchFilters, touchesAfter, utmConversions, utmSummary } from '../../db/repositories/utm-reports';
+import { drained } from '../http/drained';
 import { contactConversionView, conversionRowView, moneyView, summaryRowView, touchView, utmConversionView } from './views';
 
 /** Touches per CSV batch: one indexed range read each, small enough to keep the export's memory flat. */
@@ -18,21 +19,6 @@ const periodOf = (query: { from?: string; until?: string }): ConversionPeriod =>
   from: query.from ? new Date(query.from) : undefined,
   until: query.until ? new Date(query.until) : undefined,
 });
-
-/** Resolves when the client has taken what was written; rejects if it went away first. */
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onDrain = () => {
-      res.off('close', onClose);
-      resolve();
-    };
-    const onClose = () => {
-      res.off('drain', onDrain);
-      reject(new Error('The client closed the CSV export'));
-    };
-    res.once('drain', onDrain).once('close', onClose);
-  });
-}
 
 /** UTM touches, conversions and what they earned, read from what tracking and recordConversion stored. */
 export function createConversionService(db: Sequelize) {

@@ -3,6 +3,7 @@ import { AppError, type ValidationIssues } from '../../core/errors';
 import { linkStats, messageClickedLinks } from '../../db/repositories/link-stats';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { findMessage, listMessages } from '../../db/repositories/messages';
+import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import {
   EmailListQuery,
@@ -43,6 +44,12 @@ function itemMessage(error: AppError): string {
   return parts.length ? parts.join('; ') : error.message;
 }
 
+/** A refused item's error: `{ code, message }`, and a quota refusal's figures as the single send's 402 has them. */
+function itemError(error: AppError) {
+  const base = { code: error.code, message: itemMessage(error) };
+  return error.code === 'quota_exceeded' ? { ...base, ...error.details } : base;
+}
+
 function batchItem(outcome: SendOutcome, index: number) {
   switch (outcome.status) {
     case 'accepted':
@@ -50,7 +57,7 @@ function batchItem(outcome: SendOutcome, index: number) {
     case 'duplicate':
       return { index, status: 'accepted' as const, id: outcome.id, duplicate: true };
     case 'failed':
-      return { index, status: 'failed' as const, error: { code: outcome.error.code, message: itemMessage(outcome.error) } };
+      return { index, status: 'failed' as const, error: itemError(outcome.error) };
   }
 }
 
@@ -62,7 +69,7 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
     responses: {
       202: { description: 'Accepted and queued', schema: SendResultSchema },
       200: { description: 'This idempotencyKey was already accepted: the first id', schema: SendResultSchema },
-      402: { description: 'Monthly plan quota exhausted' },
+      402: QUOTA_EXCEEDED_RESPONSE,
       403: { description: 'domain_not_verified' },
       409: { description: 'suppressed: no to recipient left' },
     },

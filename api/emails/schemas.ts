@@ -90,7 +90,17 @@ export const BatchItemResultSchema = z
     id: z.string().optional(),
     duplicate: z.boolean().optional(),
     droppedRecipients: z.array(DroppedRecipientSchema).optional(),
-    error: z.object({ code: z.string(), message: z.string().optional() }).optional(),
+    error: z
+      .object({
+        code: z.string(),
+        message: z.string().optional(),
+        resource: z.string().optional().describe('quota_exceeded only, with limit, used, remaining and plan (as the 402 of POST /emails)'),
+        limit: z.number().int().optional(),
+        used: z.number().int().optional(),
+        remaining: z.number().int().optional(),
+        plan: z.string().optional(),
+      })
+      .optional(),
   })
   .meta({ id: 'BatchItemResult' });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { createGroupBatcher } from '../../core/group-batcher';
-import { type Plan, type PlanName, PLANS, periodKey, quotaFigures, type UsagePeriod, usagePeriodAt } from '../../core/plans';
+import { type Plan, type PlanName, PLANS, periodKey, quotaExceeded, type UsagePeriod, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
 import { type AcceptedKey, acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
@@ -63,15 +63,7 @@ const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(
 
 /** 402 `quota_exceeded` with the period's figures: the answer of every send the plan's quota refuses. */
 export async function quotaRefusal(db: Sequelize, workspaceId: string, quota: Quota, units: number): Promise<AppError> {
-  const { plan } = quota;
-  const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, quota.period));
-  return new AppError('quota_exceeded', `This send needs ${units} messages; ${figures.remaining} remain this month`, {
-    resource: 'messages',
-    limit: figures.limit,
-    used: figures.used,
-    remaining: figures.remaining,
-    plan: plan.name,
-  });
+  return quotaExceeded(quota.plan, await usedInPeriod(db, workspaceId, quota.period), units);
 }
 
 export function createSendService({ db, checks }: SendServiceDeps) {

@@ -14,6 +14,21 @@ export const ValidationErrorSchema = z
   })
   .meta({ id: 'ValidationError' });
 
+/** The body of a send the plan's monthly quota refuses (402), with the period's figures now. */
+export const QuotaExceededSchema = z
+  .object({
+    error: z.literal('quota_exceeded'),
+    message: z.string(),
+    resource: z.literal('messages').describe('What the quota counts: messages, one per recipient'),
+    limit: z.number().int().describe('Messages the plan includes each month'),
+    used: z.number().int().describe('Messages counted this month so far'),
+    remaining: z.number().int().describe('limit - used, never below 0'),
+    plan: z.string(),
+  })
+  .meta({ id: 'QuotaExceeded' });
+
+export const QUOTA_EXCEEDED_RESPONSE = { description: 'quota_exceeded: the plan\'s monthly quota does not cover this send', schema: QuotaExceededSchema };
+
 /** A 422: the field-by-field shape, or a route's own code (template_not_found, too_many_recipients...). */
 export const InputErrorSchema = z.union([ValidationErrorSchema, ErrorSchema]);
 

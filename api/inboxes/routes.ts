@@ -1,3 +1,4 @@
+import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { created, ok, type Reply, type RouteTable } from '../http/route';
 import type { InboxAttachmentDownloads } from './attachment-downloads';
 import {
@@ -37,7 +38,7 @@ function sendReply(outcome: InboxSendOutcome): Reply {
 const SEND_RESPONSES = {
   202: { description: 'Accepted and queued (sent by the send workflow, as POST /emails)', schema: InboxSendResultSchema },
   200: { description: 'This idempotencyKey was already accepted: the first message', schema: InboxSendResultSchema },
-  402: { description: 'Monthly plan quota exhausted' },
+  402: QUOTA_EXCEEDED_RESPONSE,
   403: { description: 'domain_not_verified: the inbox\'s domain is no longer verified' },
   404: { description: 'No such inbox (or thread, or draft) in this workspace' },
   409: { description: 'suppressed: no to recipient left; conflict: the inbox is disabled' },

@@ -98,7 +98,8 @@ export function createInboxSending(deps: { db: Sequelize; checks: SendChecks; in
 
     const draft = await draftSend(checks, workspaceId, input, hash, parsed);
     const discard = () => draft.attachments?.discard().catch(() => undefined);
-    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
+    // Inbox mail counts apart from the API's transactional mail in GET /usage's byKind.
+    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()), countAs: 'inbox' as const };
     try {
       const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
       const message = { ...made.message, content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references } };

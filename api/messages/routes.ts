@@ -1,4 +1,5 @@
 import { MessageStatusSchema } from '../emails/schemas';
+import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import { MessageAcceptedSchema, MessageParams, SendMessageBody } from './schemas';
 import type { MessageOutcome, MessageService } from './service';
@@ -22,7 +23,7 @@ export function messageRoutes(routes: RouteTable, messages: MessageService): voi
     responses: {
       202: { description: 'Accepted and queued on its channel', schema: MessageAcceptedSchema },
       200: { description: 'This idempotencyKey was already accepted: the first id', schema: MessageAcceptedSchema },
-      402: { description: 'Monthly plan quota exhausted' },
+      402: QUOTA_EXCEEDED_RESPONSE,
       403: { description: 'domain_not_verified (email)' },
       404: { description: 'No such contact' },
       409: { description: 'suppressed: the recipient is suppressed on the channel' },

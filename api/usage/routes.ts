@@ -1,12 +1,17 @@
 import type { Sequelize } from 'sequelize';
+import { ValidationErrorSchema } from '../http/openapi';
 import { ok, type RouteTable } from '../http/route';
-import { UsageSnapshotSchema } from './schemas';
+import { UsageQuery, UsageSnapshotSchema } from './schemas';
 import { usageSnapshot } from './service';
 
 export function usageRoutes(routes: RouteTable, db: Sequelize): void {
   routes.get('/usage', 'any-key', {
-    summary: 'Usage of the monthly message quota against the plan',
-    responses: { 200: { description: 'The current period', schema: UsageSnapshotSchema } },
-    handle: async ({ principal }) => ok(await usageSnapshot(db, principal.workspaceId, principal.plan, new Date())),
+    summary: 'Usage of the monthly message quota against the plan: by channel, by kind and by day',
+    query: UsageQuery,
+    responses: {
+      200: { description: 'The current period, or the month asked for', schema: UsageSnapshotSchema },
+      422: { description: 'period is not a month as YYYY-MM, or a month not begun yet', schema: ValidationErrorSchema },
+    },
+    handle: async ({ principal, query }) => ok(await usageSnapshot(db, principal.workspaceId, principal.plan, new Date(), query.period)),
   });
 }

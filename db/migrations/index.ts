@@ -22,6 +22,7 @@ import * as inboxes from './0021-inboxes';
 import * as inboundProcessing from './0022-inbound-processing';
 import * as inboxOutbound from './0023-inbox-outbound';
 import * as commerceAttribution from './0024-commerce-attribution';
+import * as usageDaily from './0026-usage-daily';
 import * as analyticsConnections from './0027-analytics-connections';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
@@ -50,5 +51,6 @@ export const migrations = [
   { name: '0022-inbound-processing', ...inboundProcessing },
   { name: '0023-inbox-outbound', ...inboxOutbound },
   { name: '0024-commerce-attribution', ...commerceAttribution },
+  { name: '0026-usage-daily', ...usageDaily },
   { name: '0027-analytics-connections', ...analyticsConnections },
 ];

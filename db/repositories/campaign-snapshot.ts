@@ -48,7 +48,7 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
       const recipients = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime);
       const plan = PLANS[isPlanName(campaign.plan) ? campaign.plan : 'free'];
       const period = usagePeriodAt(now);
-      if (recipients > 0 && (await reserveQuota(db, workspaceId, plan, period, recipients, transaction)) === null) {
+      if (recipients > 0 && (await reserveQuota(db, workspaceId, plan, period, recipients, { channel: 'email', kind: 'campaign' }, transaction)) === null) {
         const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, period));
         throw new CannotStart(`quota_exceeded: the campaign needs ${recipients} messages; ${figures.remaining} remain this month`);
       }

@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { CAMPAIGN_COLUMNS, type CampaignRecord, type CampaignRow, toCampaign } from './campaigns';
+import { releaseQuota } from './usage';
 
 /**
  * A campaign's moves between statuses. Each is one conditional write from the statuses it may leave, so
@@ -82,10 +83,10 @@ export async function resumeCampaign(db: Sequelize, workspaceId: string, campaig
  */
 export async function cancelCampaign(db: Sequelize, workspaceId: string, campaignId: string): Promise<CampaignRecord | null> {
   return db.transaction(async (transaction) => {
-    const [stopped] = await db.query<{ unwritten: number; quota_period: string | null }>(
+    const [stopped] = await db.query<{ unwritten: number; quota_period: string | null; started_at: Date | null }>(
       `UPDATE campaigns SET status = 'canceled', completed_at = now(), updated_at = now()
        WHERE workspace_id = $1 AND id = $2 AND status IN ('scheduled', 'sending', 'paused')
-       RETURNING GREATEST(0, COALESCE(recipient_count, 0) - materialized) AS unwritten, quota_period`,
+       RETURNING GREATEST(0, COALESCE(recipient_count, 0) - materialized) AS unwritten, quota_period, started_at`,
       { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
     );
     if (!stopped) return null;
@@ -100,10 +101,8 @@ export async function cancelCampaign(db: Sequelize, workspaceId: string, campaig
     );
     const units = Number(canceled.units ?? 0) + Number(stopped.unwritten);
     if (units > 0 && stopped.quota_period) {
-      await db.query('UPDATE usage_counters SET used = GREATEST(0, used - $3) WHERE workspace_id = $1 AND period_start = $2', {
-        bind: [workspaceId, stopped.quota_period, units],
-        transaction,
-      });
+      // Given back from the day the snapshot reserved them on (the send's start).
+      await releaseQuota(db, workspaceId, stopped.quota_period, units, { channel: 'email', kind: 'campaign', at: stopped.started_at }, transaction);
     }
     const rows = await db.query<CampaignRow>(
       `UPDATE campaigns SET canceled_count = $3 WHERE workspace_id = $1 AND id = $2 RETURNING ${CAMPAIGN_COLUMNS}`,

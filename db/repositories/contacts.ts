@@ -100,7 +100,8 @@ export interface ContactFilters {
   condition?: (params: BindParams, workspace: string) => string;
 }
 
-function filterConditions(filters: ContactFilters, params: BindParams, workspace: string): string[] {
+/** The WHERE conditions of contact filters over `contacts c`: the list's and the export's. */
+export function filterConditions(filters: ContactFilters, params: BindParams, workspace: string): string[] {
   const where = [`c.workspace_id = ${workspace}`];
   if (filters.identities) {
     where.push(

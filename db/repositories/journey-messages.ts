@@ -123,7 +123,9 @@ export async function writeJourneyMessage(db: Sequelize, workspaceId: string, me
       transaction,
     });
     const period = usagePeriodAt(new Date());
-    if ((await reserveQuota(db, workspaceId, PLANS[workspace.plan], period, 1, transaction)) === null) return 'quota_exceeded';
+    // Counted on the journey's clock, as the message's created_at, so the release below names the same day.
+    const entry = { channel: message.channel, kind: 'automation' as const, at: message.createdAt };
+    if ((await reserveQuota(db, workspaceId, PLANS[workspace.plan], period, 1, entry, transaction)) === null) return 'quota_exceeded';
     const inserted = await db.query(
       `INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address, to_addresses, subject,
          content, template_id, enrollment_id, automation_id, journey_node_id, contact_id, quota_units, quota_period, created_at, updated_at)
@@ -141,7 +143,7 @@ export async function writeJourneyMessage(db: Sequelize, workspaceId: string, me
       },
     );
     if (inserted.length === 1) return 'written';
-    await releaseQuota(db, workspaceId, period, 1, transaction);
+    await releaseQuota(db, workspaceId, periodKey(period), 1, entry, transaction);
     return 'exists';
   });
 }

@@ -1,10 +1,12 @@
 import type { Sequelize } from 'sequelize';
 import { type Plan, periodKey, type UsagePeriod } from '../../core/plans';
+import type { UsageKind } from '../../core/usage';
 import type { Channel } from '../../core/identities';
 import type { SuppressionReason } from '../../core/suppressions';
 import { preparedQuery, sqlState, UNIQUE_VIOLATION } from '../prepared';
 import type { NewMessage } from './messages';
 import { SUPPRESSED_AMONG, suppressionLookup } from './suppressions';
+import { USAGE_DAY } from './usage';
 
 export interface AcceptedKey {
   id: string;
@@ -79,14 +81,16 @@ export interface AcceptanceFollowUp {
 
 /**
  * The point of acceptance, in one statement (so one round trip and no explicit transaction): reserves the
- * messages' quota units together and inserts them all, or does neither (a named statement: see prepared.ts). Returns the period's new usage, or
+ * messages' quota units together, counts them on today's usage rows (one upsert per channel and kind;
+ * `countAs` when they count as another kind than the messages', inbox mail) and inserts them all, or does
+ * neither (a named statement: see prepared.ts). Returns the period's new usage, or
  * null when the reservation would pass the plan's limit (nothing is written). Throws IdempotencyKeyTaken
  * when a key was taken meanwhile: the key's primary key fails the whole statement, reservation included.
  */
 export async function acceptMessages(
   db: Sequelize,
   workspaceId: string,
-  quota: { plan: Plan; period: UsagePeriod },
+  quota: { plan: Plan; period: UsagePeriod; countAs?: UsageKind },
   messages: readonly NewMessage[],
   followUp?: AcceptanceFollowUp,
 ): Promise<number | null> {
@@ -96,6 +100,7 @@ export async function acceptMessages(
   const rows = messages.map((message) => ({
     id: message.id,
     kind: message.kind,
+    usage_kind: quota.countAs ?? message.kind,
     channel: message.channel,
     idempotency_key: message.idempotencyKey,
     request_hash: message.requestHash,
@@ -118,7 +123,7 @@ export async function acceptMessages(
       followUp?.name ?? 'accept-messages',
       `WITH batch AS (
          SELECT * FROM jsonb_to_recordset($3::jsonb) AS m(
-           id uuid, kind text, channel text, idempotency_key text, request_hash text, from_address text,
+           id uuid, kind text, usage_kind text, channel text, idempotency_key text, request_hash text, from_address text,
            to_addresses text[], cc_addresses text[], bcc_addresses text[], subject text, content jsonb,
            template_id uuid, campaign_id uuid, enrollment_id uuid, contact_id uuid, quota_units integer,
            dropped_recipients jsonb)
@@ -128,6 +133,12 @@ export async function acceptMessages(
          ON CONFLICT (workspace_id, period_start) DO UPDATE SET used = c.used + EXCLUDED.used
          WHERE $5::bigint IS NULL OR c.used + EXCLUDED.used <= $5::bigint
          RETURNING used
+       ),
+       daily AS (
+         INSERT INTO usage_daily AS d (workspace_id, day, channel, kind, messages)
+         SELECT $1, ${USAGE_DAY('$2', 'NULL')}, channel, usage_kind, sum(quota_units) FROM batch
+         WHERE EXISTS (SELECT 1 FROM reserved) GROUP BY channel, usage_kind HAVING sum(quota_units) > 0
+         ON CONFLICT (workspace_id, day, channel, kind) DO UPDATE SET messages = d.messages + EXCLUDED.messages
        ),
        keyed AS (
          INSERT INTO message_keys (workspace_id, idempotency_key, message_id, request_hash)

@@ -1,7 +1,10 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { Channel } from '../../core/identities';
+import type { UsageKind } from '../../core/usage';
 import { startFallback } from './message-fallback';
 import { insertMessageEvent } from './message-events';
 import type { DroppedRecipient } from './messages';
+import { releaseQuota } from './usage';
 
 /**
  * The delivery fence and the message's end states. Every function here moves a message only forward and
@@ -148,14 +151,14 @@ export async function failMessage(
   outer?: Transaction,
 ): Promise<boolean> {
   const work = async (transaction: Transaction) => {
-    const moved = await db.query<{ quota_units: number; quota_period: string; falls_back: boolean }>(
+    const moved = await db.query<ReservedUnits & { falls_back: boolean }>(
       `UPDATE messages SET status = 'failed', delivery_claim = NULL, delivery_claimed_until = NULL, updated_at = now()
        WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'sending')
-       RETURNING quota_units, quota_period, jsonb_typeof(content->'fallback') = 'array' AND jsonb_array_length(content->'fallback') > 0 AS falls_back`,
+       RETURNING ${RESERVED_UNITS('messages', 'quota_units')}, jsonb_typeof(content->'fallback') = 'array' AND jsonb_array_length(content->'fallback') > 0 AS falls_back`,
       { bind: [workspaceId, messageId], type: QueryTypes.SELECT, transaction },
     );
     if (!moved[0]) return false;
-    await releaseUnits(db, workspaceId, moved[0].quota_period, moved[0].quota_units, transaction);
+    await releaseUnits(db, workspaceId, moved[0], transaction);
     await insertMessageEvent(db, workspaceId, messageId, { type: 'failed', reason, data }, transaction);
     // With a fallback chain, the next channel's message is written with the failure, in one transaction.
     if (moved[0].falls_back) await startFallback(db, workspaceId, messageId, reason, transaction);
@@ -176,13 +179,13 @@ export async function dropRecipients(
   dropped: DroppedRecipient[],
 ): Promise<boolean> {
   return db.transaction(async (transaction) => {
-    const rows = await db.query<{ released: number; quota_period: string }>(
+    const rows = await db.query<ReservedUnits>(
       `UPDATE messages m SET to_addresses = $3, cc_addresses = $4, bcc_addresses = $5,
          dropped_recipients = m.dropped_recipients || $6::jsonb,
          quota_units = $7, updated_at = now()
        FROM (SELECT id, quota_units AS before FROM messages WHERE workspace_id = $1 AND id = $2 FOR UPDATE) p
        WHERE m.id = p.id AND m.status IN ('queued', 'sending') AND m.provider_message_id IS NULL
-       RETURNING p.before - $7 AS released, m.quota_period`,
+       RETURNING ${RESERVED_UNITS('m', 'p.before - $7')}`,
       {
         bind: [workspaceId, messageId, remaining.to, remaining.cc, remaining.bcc, JSON.stringify(dropped), remaining.to.length + remaining.cc.length + remaining.bcc.length],
         type: QueryTypes.SELECT,
@@ -190,15 +193,29 @@ export async function dropRecipients(
       },
     );
     if (!rows[0]) return false;
-    await releaseUnits(db, workspaceId, rows[0].quota_period, Number(rows[0].released), transaction);
+    await releaseUnits(db, workspaceId, rows[0], transaction);
     return true;
   });
 }
 
-async function releaseUnits(db: Sequelize, workspaceId: string, period: string, units: number, transaction: Transaction): Promise<void> {
-  if (units <= 0) return;
-  await db.query('UPDATE usage_counters SET used = GREATEST(0, used - $3) WHERE workspace_id = $1 AND period_start = $2', {
-    bind: [workspaceId, period, units],
-    transaction,
-  });
+/**
+ * A message's units to give back and where they were counted: its channel; `inbox` for mail of an agent
+ * inbox, else its kind; a campaign's on the day the send started (the snapshot reserved them), others on the
+ * day the message was written.
+ */
+interface ReservedUnits {
+  units: number;
+  quota_period: string;
+  channel: Channel;
+  usage_kind: UsageKind;
+  reserved_at: Date;
+}
+
+const RESERVED_UNITS = (m: string, units: string) => `${units} AS units, ${m}.quota_period, ${m}.channel,
+  CASE WHEN EXISTS (SELECT 1 FROM inbox_messages i WHERE i.message_id = ${m}.id) THEN 'inbox' ELSE ${m}.kind END AS usage_kind,
+  COALESCE((SELECT c.started_at FROM campaigns c WHERE c.id = ${m}.campaign_id), ${m}.created_at) AS reserved_at`;
+
+async function releaseUnits(db: Sequelize, workspaceId: string, reserved: ReservedUnits, transaction: Transaction): Promise<void> {
+  const { channel, usage_kind: kind, reserved_at: at } = reserved;
+  await releaseQuota(db, workspaceId, reserved.quota_period, Number(reserved.units), { channel, kind, at }, transaction);
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { MessageKind } from '../../core/dispatch';
 import { FallbackStepSchema } from '../../core/message-content';
 import { type PlanName, PLANS, periodKey, usagePeriodAt } from '../../core/plans';
 import { insertMessageEvent } from './message-events';
@@ -21,7 +22,7 @@ const StepsSchema = FallbackStepSchema.array();
  * When the plan's quota is spent, no message is written and the failed one's event says so.
  */
 export async function startFallback(db: Sequelize, workspaceId: string, messageId: string, reason: string, transaction: Transaction): Promise<string | null> {
-  const rows = await db.query<{ channel: string; kind: string; contact_id: string | null; content: Record<string, unknown>; plan: PlanName }>(
+  const rows = await db.query<{ channel: string; kind: MessageKind; contact_id: string | null; content: Record<string, unknown>; plan: PlanName }>(
     `SELECT m.channel, m.kind, m.contact_id, m.content, w.plan FROM messages m JOIN workspaces w ON w.id = m.workspace_id
      WHERE m.workspace_id = $1 AND m.id = $2`,
     { bind: [workspaceId, messageId], type: QueryTypes.SELECT, transaction },
@@ -31,7 +32,8 @@ export async function startFallback(db: Sequelize, workspaceId: string, messageI
   if (!failed || !steps?.success || steps.data.length === 0) return null;
   const [next, ...rest] = steps.data;
   const period = usagePeriodAt(new Date());
-  if ((await reserveQuota(db, workspaceId, PLANS[failed.plan], period, 1, transaction)) === null) {
+  const entry = { channel: next.channel, kind: failed.kind };
+  if ((await reserveQuota(db, workspaceId, PLANS[failed.plan], period, 1, entry, transaction)) === null) {
     await insertMessageEvent(
       db, workspaceId, messageId,
       { type: 'fallback', reason: 'quota_exceeded: the plan\'s monthly quota is spent', data: { channel: next.channel }, at: new Date() },

@@ -152,6 +152,14 @@ export async function checkInvariants(input: {
     { bind: [input.workspaceIds], type: QueryTypes.SELECT },
   );
   for (const row of ledger) if (Number(row.used) !== Number(row.owed)) violations.push(`workspace ${row.workspace_id}: quota ledger ${row.used}, accepted and not failed ${row.owed}`);
+  // Where the units went (usage_daily, GET /usage's byChannel, byKind and daily) adds up to the ledger, moved with it.
+  const days = await db.query<{ workspace_id: string; used: string; days: string }>(
+    `SELECT w.id AS workspace_id, COALESCE((SELECT sum(used) FROM usage_counters c WHERE c.workspace_id = w.id), 0) AS used,
+       COALESCE((SELECT sum(messages) FROM usage_daily d WHERE d.workspace_id = w.id), 0) AS days
+     FROM workspaces w WHERE w.id = ANY($1::uuid[])`,
+    { bind: [input.workspaceIds], type: QueryTypes.SELECT },
+  );
+  for (const row of days) if (Number(row.used) !== Number(row.days)) violations.push(`workspace ${row.workspace_id}: quota ledger ${row.used}, its days ${row.days}`);
   const notFailed = rows.filter((row) => row.status !== 'failed').reduce((sum, row) => sum + row.quota_units, 0);
   const ledgerTotal = ledger.reduce((sum, row) => sum + Number(row.used), 0);
   if (ledgerTotal !== notFailed) violations.push(`quota ledger ${ledgerTotal} units, accepted and not failed ${notFailed}`);

@@ -61,7 +61,7 @@ describe('POST /emails/batch', () => {
     const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
     const domain = await stack.verifiedDomain(workspaceId);
     // The free plan's 3,000 minus 2,996: four units left.
-    await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_996);
+    await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_996, { channel: 'email', kind: 'transactional' });
     const run = randomUUID();
     const email = (key: string, to: string | string[]) => ({ from: `a@${domain}`, to, subject: 'Q', text: 'T', idempotencyKey: `${run}-${key}` });
     const emails = [

@@ -131,7 +131,7 @@ describe('POST /emails', () => {
 
   it('402 quota_exceeded with the quota body when the plan is used up', async () => {
     const { apiKey, workspaceId, domain } = await sender({ plan: 'free' });
-    await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_999);
+    await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_999, { channel: 'email', kind: 'transactional' });
     const response = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `a@${domain}`, to: 'x@example.org, y@example.org', subject: 'S', text: 'T', idempotencyKey: idempotencyKey() },

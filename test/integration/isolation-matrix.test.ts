@@ -278,6 +278,20 @@ describe('workspaces are isolated on every route', () => {
     expect(JSON.stringify(preview.body)).not.toContain(owner.marker);
     expect(preview.body).toMatchObject({ count: 0 });
   });
+  it("a workspace's contacts: another workspace's CSV export is its header alone, filtered by A's list, tag or segment too; A's contact export is 404", async () => {
+    const owner = await workspace();
+    const intruder = await workspace();
+    const contactId = createdId(await owner.call('POST', '/contacts', { identities: [{ channel: 'email', address: `${owner.marker}@example.com` }], attributes: { [owner.marker]: owner.marker } }));
+    const listId = createdId(await owner.call('POST', '/lists', { name: owner.marker }));
+    await owner.call('POST', `/lists/${listId}/contacts`, { contactIds: [contactId] });
+    const header = 'id,createdAt,email,phone,telegram,consent,tags,lists\r\n';
+    for (const path of ['/contacts/export', `/contacts/export?listId=${listId}`]) {
+      expect({ path, answer: await intruder.call('GET', path) }).toMatchObject({ path, answer: { status: 200, body: header } });
+    }
+    expect((await owner.call('GET', '/contacts/export')).body).toContain(owner.marker);
+    expect(await intruder.call('GET', `/contacts/${contactId}/export`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+
   it("a workspace's touches and conversions: another workspace's UTM reports, CSV and entity conversions show none of them", async () => {
     const owner = await workspace();
     const intruder = await workspace();

@@ -31,7 +31,7 @@ describe('the worker on a real Temporal server', () => {
   it('the usage rollup closes last month into statements, then waits for the current one', async () => {
     const lastMonth = usagePeriodAt(new Date(usagePeriodAt(new Date()).start.getTime() - 1));
     const { workspaceId } = await createWorkspace(db, { plan: 'pro' });
-    await reserveQuota(db, workspaceId, PLANS.pro, lastMonth, 500_003);
+    await reserveQuota(db, workspaceId, PLANS.pro, lastMonth, 500_003, { channel: 'email', kind: 'transactional' });
 
     const worker = await createDefaultWorker({
       connection: nativeConnection,

@@ -49,6 +49,10 @@ describe('csvRecord', () => {
   });
 
   it('a text starting like a formula is prefixed with a quote, so a spreadsheet shows it as text', () => {
-    expect(csvRecord(['=SUM(A1)', '+1', '-2', '@cmd', 'plain-text'])).toBe("'=SUM(A1),'+1,'-2,'@cmd,plain-text\r\n");
+    expect(csvRecord(['=SUM(A1)', '+1+cmd|x', '-2-1', '@cmd', '\tx', 'plain-text'])).toBe("'=SUM(A1),'+1+cmd|x,'-2-1,'@cmd,'\tx,plain-text\r\n");
+  });
+
+  it('a plain signed number (an E.164 phone, a negative amount) is written as it is: nothing but digits follows the sign', () => {
+    expect(csvRecord(['+14155552671', '-2', '-2.50', '+1e5'])).toBe("+14155552671,-2,-2.50,'+1e5\r\n");
   });
 });

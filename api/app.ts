@@ -112,7 +112,7 @@ export interface AppDeps {
   webhookFetch?: Partial<PublicFetchOptions>;
   /** Options of the Matomo calls' SSRF-safe fetcher (tests point it at a stand-in). */
   analyticsFetch?: Partial<PublicFetchOptions>;
-  /** How long POST /integrations/analytics/sync waits for its sync before answering 202 (25 s unless set). */
+  /** How long POST /integrations/analytics/sync waits for its sync before answering 202 (6 s unless set: under common proxies' timeouts). */
   analyticsSyncWaitMs?: number;
   /** For SNS certificate downloads and subscription confirmations (tests route it to a local server). */
   snsAgent?: HttpsAgent;
@@ -279,7 +279,7 @@ export function createApp(deps: AppDeps): Express {
       temporal: temporalClient,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
-      syncWaitMs: deps.analyticsSyncWaitMs ?? 25_000,
+      syncWaitMs: deps.analyticsSyncWaitMs ?? 6_000,
     }),
   );
   deps.extend?.(api, edge);

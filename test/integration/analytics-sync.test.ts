@@ -202,7 +202,7 @@ describe('POST /integrations/analytics/sync from Matomo', () => {
 describe('a sync that outlasts the request', () => {
   let impatient: ApiHarness;
   beforeAll(async () => {
-    // The same deployment, with an API that waits 300 ms for a sync instead of 25 s.
+    // The same deployment, with an API that waits 300 ms for a sync instead of 6 s.
     impatient = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }, { analyticsSyncWaitMs: 300 });
   });
   afterAll(() => impatient.close());

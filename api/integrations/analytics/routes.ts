@@ -38,7 +38,7 @@ export function analyticsIntegrationRoutes(routes: RouteTable, analytics: Analyt
     body: AnalyticsSyncBody,
     responses: {
       200: { description: 'The sync finished: conversions newly recorded (a repeat of the same rows imports 0)', schema: AnalyticsSyncResultSchema },
-      202: { description: 'The sync runs on after 25 s: conversions recorded so far; GET /integrations/analytics shows its end', schema: AnalyticsSyncResultSchema },
+      202: { description: 'The sync runs on after 6 s: conversions recorded so far; GET /integrations/analytics shows its end', schema: AnalyticsSyncResultSchema },
       409: { description: 'No analytics connection is configured and no attachmentId was given' },
       422: { description: 'Invalid body, an unknown or not uploaded attachmentId, or a CSV row that breaks a rule (attachmentId, with its line)' },
       502: { description: 'upstream_error: Matomo refused the token or the site, failed or timed out (the reason is also kept on the connection)' },

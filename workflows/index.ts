@@ -13,3 +13,4 @@ export { automationEnrollWorkflow } from './automation-enroll';
 export { journeySweeperWorkflow } from './journey-sweeper';
 export { journeyWorkflow } from './journey';
 export { inboundMailWorkflow } from './inbound-mail';
+export { importWorkflow } from './import';

@@ -22,6 +22,7 @@ import * as inboxes from './0021-inboxes';
 import * as inboundProcessing from './0022-inbound-processing';
 import * as inboxOutbound from './0023-inbox-outbound';
 import * as commerceAttribution from './0024-commerce-attribution';
+import * as imports from './0025-imports';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   { name: '0022-inbound-processing', ...inboundProcessing },
   { name: '0023-inbox-outbound', ...inboxOutbound },
   { name: '0024-commerce-attribution', ...commerceAttribution },
+  { name: '0025-imports', ...imports },
 ];

@@ -6,7 +6,7 @@ import { effectiveMapping } from '../core/imports/providers';
 import { bindColumns, type ImportRow, readRow, type RowError, type RowReader } from '../core/imports/rows';
 import type { BlobStore } from '../db/blob-store';
 import { listCustomFields } from '../db/repositories/custom-fields';
-import { commitImportBatch } from '../db/repositories/import-batches';
+import { type BatchResult, commitImportBatch } from '../db/repositories/import-batches';
 import { failImportJob, findImportJob, type ImportJobRecord, moveImportJob } from '../db/repositories/import-jobs';
 import { fetchPublicFile, PublicFetchError, type PublicFetchOptions } from '../services/public-fetch';
 import { countRows, type FilePosition, readRecords } from './import-file';
@@ -145,13 +145,28 @@ export function createImportActivities(deps: ImportActivityDeps) {
       let rows: ImportRow[] = [];
       let errors: RowError[] = [];
       let at: FilePosition = { offset: job.checkpointOffset, line: job.checkpointLine };
-      const commit = async (last: boolean) => {
-        const result = await commitImportBatch(db, ref.workspaceId, ref.importId, { rows, errors, offset: at.offset, line: at.line, last, consent });
-        context.heartbeat(at);
+      // One batch is written while the next is read and parsed (the database, not the parse, is the slower
+      // half); never two at once, so batches commit in file order and the checkpoint only moves forward.
+      let writing: Promise<BatchResult> | null = null;
+      let batchStart = at.offset;
+      const write = (last: boolean) => {
+        const batch = { rows, errors, from: batchStart, offset: at.offset, line: at.line, last, consent };
+        batchStart = at.offset;
         rows = [];
         errors = [];
-        return result.state === 'committed';
+        writing = commitImportBatch(db, ref.workspaceId, ref.importId, batch).then((result) => {
+          context.heartbeat({ offset: batch.offset, line: batch.line });
+          return result;
+        });
+        // Awaited before the next write or the end of the slice; until then a failure must not go unhandled.
+        writing.catch(() => undefined);
       };
+      const written = async (): Promise<boolean> => {
+        const pending = writing;
+        writing = null;
+        return pending ? (await pending).state === 'committed' : true;
+      };
+      // Canceled, or overtaken by another attempt: the job says which; a new slice resumes from its checkpoint.
       const stopped = async (): Promise<ImportStep> => ({ state: (await findImportJob(db, ref.workspaceId, ref.importId))?.phase ?? 'missing' });
       for await (const item of readRecords(stream, at, job.options.delimiter ?? ',')) {
         if (item.kind === 'error') {
@@ -163,12 +178,14 @@ export function createImportActivities(deps: ImportActivityDeps) {
         else errors.push(read.error);
         at = item.end;
         if (rows.length + errors.length < settings.batchRows) continue;
-        if (!(await commit(false))) return stopped();
+        if (!(await written())) return stopped();
+        write(false);
         // The stream is dropped here; the next slice opens a new one at the checkpoint.
-        if (Date.now() >= deadline) return { state: 'importing' };
+        if (Date.now() >= deadline) return (await written()) ? { state: 'importing' } : stopped();
       }
-      if (!(await commit(true))) return stopped();
-      return { state: 'completed' };
+      if (!(await written())) return stopped();
+      write(true);
+      return (await written()) ? { state: 'completed' } : stopped();
     },
 
     /** The end state of an import whose workflow gave up (a failure no retry can fix). */

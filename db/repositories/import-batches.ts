@@ -8,6 +8,8 @@ export interface ImportBatch {
   rows: ImportRow[];
   /** Rows that failed before reaching the database (unreadable cells, wrong column count). */
   errors: RowError[];
+  /** Byte offset where the batch starts: the job's checkpoint must still be there. */
+  from: number;
   /** Byte offset and line just past the batch's last record: where the next batch starts. */
   offset: number;
   line: number;
@@ -16,7 +18,12 @@ export interface ImportBatch {
   consent: Consent;
 }
 
-export type BatchResult = { state: 'committed'; created: number; updated: number; failed: number } | { state: 'stopped' };
+/**
+ * `stopped`: the job is no longer importing (canceled). `stale`: its checkpoint is no longer where this batch
+ * starts, because another attempt of the slice (a retry after a heartbeat timeout, while this one still ran)
+ * wrote it first; this attempt must stop and let a new slice read the checkpoint.
+ */
+export type BatchResult = { state: 'committed'; created: number; updated: number; failed: number } | { state: 'stopped' } | { state: 'stale' };
 
 /** Kept on the job: the first errors in file order. */
 export const KEPT_ERRORS = 100;
@@ -35,7 +42,8 @@ function isRace(error: unknown): boolean {
 /**
  * Writes one batch of an import and moves the job's counters and checkpoint in the same transaction, so a
  * batch is in exactly once: a crash before the commit redoes it, after the commit resumes past it. The job
- * row is locked first and must still be `importing`: a canceled job writes nothing more ('stopped'). Every
+ * row is locked first and must still be `importing` (a canceled job writes nothing more) with its checkpoint
+ * where the batch starts (two attempts of a slice can never both write a batch). Every
  * write is one set-based statement over the whole batch. A race with a concurrent upsert of the same address
  * rolls the batch back and redoes it, which then finds the winner as the owner.
  */
@@ -50,13 +58,17 @@ export async function commitImportBatch(db: Sequelize, workspaceId: string, impo
 }
 
 async function writeBatch(db: Sequelize, workspaceId: string, importId: string, batch: ImportBatch, transaction: Transaction): Promise<BatchResult> {
+  // A commit lost to a database crash loses the batch's rows and the job's checkpoint together, so the import
+  // redoes it: nothing needs the commit to wait for its WAL flush.
+  await db.query('SET LOCAL synchronous_commit = off', { transaction });
   const query = <T extends object>(sql: string, bind: unknown[]) => db.query<T>(sql, { bind, type: QueryTypes.SELECT, transaction });
-  const [job] = await query<{ kept: number }>(
-    `SELECT jsonb_array_length(errors) AS kept FROM import_jobs
-     WHERE workspace_id = $1 AND id = $2 AND phase = 'importing' FOR UPDATE`,
+  const [job] = await query<{ kept: number; phase: string; checkpoint: string }>(
+    `SELECT jsonb_array_length(errors) AS kept, phase, checkpoint_offset AS checkpoint FROM import_jobs
+     WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
     [workspaceId, importId],
   );
-  if (!job) return { state: 'stopped' };
+  if (!job || job.phase !== 'importing') return { state: 'stopped' };
+  if (Number(job.checkpoint) !== batch.from) return { state: 'stale' };
 
   const identities = batch.rows.flatMap((row) => row.identities);
   const channels = identities.map((identity) => identity.channel);
@@ -128,15 +140,17 @@ async function writePlan(db: Sequelize, workspaceId: string, plan: BatchPlan, tr
     );
   }
   if (plan.identities.length) {
-    // A primary only where the contact has none on the channel yet; the plan offers at most one per contact
-    // and channel, so the statement cannot give a contact two.
+    const fresh = new Set(plan.newContacts.map((contact) => contact.id));
+    // A primary only where the contact has none on the channel yet (a contact created by this batch has none,
+    // so only existing ones are looked at); the plan offers at most one per contact and channel, so the
+    // statement cannot give a contact two.
     const [inserted] = await db.query<{ n: string }>(
       `WITH added AS (
          INSERT INTO contact_identities (workspace_id, channel, address, contact_id, consent, is_primary)
          SELECT $1, cand.channel, cand.address, cand.contact_id, cand.consent,
-                cand.candidate AND NOT EXISTS (
-                  SELECT 1 FROM contact_identities p WHERE p.contact_id = cand.contact_id AND p.channel = cand.channel AND p.is_primary)
-         FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::boolean[]) AS cand (channel, address, contact_id, consent, candidate)
+                cand.candidate AND (cand.fresh OR NOT EXISTS (
+                  SELECT 1 FROM contact_identities p WHERE p.contact_id = cand.contact_id AND p.channel = cand.channel AND p.is_primary))
+         FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::boolean[], $7::boolean[]) AS cand (channel, address, contact_id, consent, candidate, fresh)
          ON CONFLICT DO NOTHING RETURNING 1)
        SELECT count(*) AS n FROM added`,
       {
@@ -147,6 +161,7 @@ async function writePlan(db: Sequelize, workspaceId: string, plan: BatchPlan, tr
           plan.identities.map((identity) => identity.contactId),
           plan.identities.map((identity) => identity.consent),
           plan.identities.map((identity) => identity.primary),
+          plan.identities.map((identity) => fresh.has(identity.contactId)),
         ],
         type: QueryTypes.SELECT,
         transaction,

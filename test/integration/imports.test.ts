@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { createImportActivities, type ImportSettings } from '../../activities/imports';
+import { createImportActivities, type ImportSettings, type ImportStep } from '../../activities/imports';
 import { blobStoreOptions, createBlobStore, type BlobStore } from '../../db/blob-store';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
@@ -282,6 +282,23 @@ describe('restarts and cancel', () => {
       expect(await finished(call, job.id)).toMatchObject({ status: 'completed', progress: { total: 10, processed: 10, created: 10, updated: 0, failed: 0 } });
       expect(await counts(workspaceId)).toEqual({ contacts: 10, identities: 10 });
       expect(await contactOf(workspaceId, 'email', 'r9@example.com')).toMatchObject({ attributes: { name: 'Row 9' } });
+    });
+  });
+
+  it('two attempts of a slice at once (a retry while the first still runs) write each batch once', async () => {
+    const { workspaceId, call } = await workspace();
+    await withWorkersStopped(async (startWorkers) => {
+      const job = await startImport(call, { provider: 'csv', attachmentId: await upload(call, rows(21)), mapping: { email: 'email' } });
+      const activities = activitiesOn(stack.api.db, { sliceMs: 60_000 });
+      await new MockActivityEnvironment().run(activities.prepareImport, ref(workspaceId, job.id));
+      const attempt = () => new MockActivityEnvironment().run(activities.importSlice, ref(workspaceId, job.id)) as Promise<ImportStep>;
+      const attempts = await Promise.all([attempt(), attempt()]);
+      // One attempt finishes the file; the one overtaken stops, leaving the job as it is.
+      expect(attempts.map((attempt) => attempt.state)).toContain('completed');
+      for (const attempt of attempts) expect(['completed', 'importing']).toContain(attempt.state);
+      await startWorkers();
+      expect(await finished(call, job.id)).toMatchObject({ status: 'completed', progress: { total: 21, processed: 21, created: 21, updated: 0, failed: 0 } });
+      expect(await counts(workspaceId)).toEqual({ contacts: 21, identities: 21 });
     });
   });
 

@@ -15,6 +15,7 @@ import { findImportJob } from '../db/repositories/import-jobs';
 import { createSequelize } from '../db/sequelize';
 import { createAttachmentFiles } from '../services/attachment-files';
 import { createWorkspace } from '../test/helpers/factories';
+import '../test/helpers/quiet-temporal-runtime';
 
 /**
  * A contact import of a million generated rows (email, a name attribute, a tag, a list) through the real

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { pino } from 'pino';
@@ -45,13 +46,13 @@ function progressLine(job: ImportJobRecord): string {
  * Follows an import until it ends: a progress bar on a terminal (rows processed of the total, rows per
  * second, the phase), a line per change otherwise (logs, CI). Resolves with the job as it ended.
  */
-export async function watchImport(db: Sequelize, importId: string, out: NodeJS.WriteStream = process.stderr): Promise<ImportJobRecord> {
+export async function watchImport(db: Sequelize, importId: string, out: Writable & { isTTY?: boolean } = process.stderr): Promise<ImportJobRecord> {
   const workspaceId = await findImportWorkspace(db, importId);
   if (!workspaceId) throw new Error(`no import ${importId}`);
   const bar = out.isTTY
     ? new SingleBar({
         stream: out,
-        format: '{phase} [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | created {created}, updated {updated}, failed {failed}',
+        format: '{phase} [{bar}] {percentage}% | {value}/{rows} rows | {rate} rows/s | created {created}, updated {updated}, failed {failed}',
         hideCursor: true,
       })
     : null;
@@ -62,15 +63,17 @@ export async function watchImport(db: Sequelize, importId: string, out: NodeJS.W
     const job = (await findImportJob(db, workspaceId, importId)) as ImportJobRecord;
     const values = {
       phase: job.phase.padEnd(11),
+      // Unknown until counted: the bar stays empty rather than full.
+      rows: job.total ?? '?',
       created: job.created,
       updated: job.updated,
       failed: job.failed,
       rate: Math.round(job.processed / Math.max(1, (Date.now() - first) / 1000)),
     };
     if (bar) {
-      if (!started) bar.start(job.total ?? 0, job.processed, values);
+      if (!started) bar.start(job.total ?? 1, job.processed, values);
       started = true;
-      bar.setTotal(job.total ?? 0);
+      bar.setTotal(job.total ?? 1);
       bar.update(job.processed, values);
     } else if (progressLine(job) !== last) {
       last = progressLine(job);

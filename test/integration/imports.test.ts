@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { PassThrough } from 'node:stream';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createImportActivities, type ImportSettings, type ImportStep } from '../../activities/imports';
 import { blobStoreOptions, createBlobStore, type BlobStore } from '../../db/blob-store';
@@ -7,6 +8,7 @@ import type { ApiResponse } from '../helpers/api-harness';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
 import { standInResolver, type StandInServer, startStandInServer } from '../helpers/ssrf-stand-in';
+import { parseMappingFlag, watchImport } from '../../scripts/admin-imports';
 
 // Imports through the real API, workflow, worker, blob store (the AWS stand-in) and database. Batches are
 // small here (3 rows) so every file crosses several of them.
@@ -188,6 +190,23 @@ describe('csv imports', () => {
     expect(await contactOf(workspaceId, 'email', 'lm1@example.com')).toMatchObject({ attributes: { name: 'Lisa', city: 'Oslo', score: 5 }, identities: [{ consent: 'unknown' }] });
     expect(await contactOf(workspaceId, 'email', 'lm2@example.com')).toMatchObject({ identities: [{ consent: 'opted_out' }] });
     expect(await select('SELECT address, reason FROM suppressions WHERE workspace_id = $1', [workspaceId])).toEqual([{ address: 'lm2@example.com', reason: 'unsubscribed' }]);
+  });
+
+  it('the admin CLI follows an import to its end, a line per change when not on a terminal', async () => {
+    const { call } = await workspace();
+    const mapping = parseMappingFlag('Mail Address=email,Full Name=attribute:name');
+    expect(mapping).toEqual({ 'Mail Address': 'email', 'Full Name': 'attribute:name' });
+    const csv = ['Mail Address,Full Name', ...Array.from({ length: 12 }, (_, i) => `w${i}@example.com,W ${i}`)].join('\n');
+    const job = await startImport(call, { provider: 'csv', attachmentId: await upload(call, csv), mapping });
+    const out = new PassThrough();
+    let printed = '';
+    out.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    const ended = await watchImport(stack.api.db, job.id, out);
+    expect(ended).toMatchObject({ phase: 'completed', processed: 12, created: 12 });
+    const lines = printed.trim().split('\n');
+    expect(lines.at(-1)).toMatch(/ completed 12\/12 \(created 12, updated 0, failed 0\)$/);
+    // Each line is a change: no line repeats the one before it.
+    expect(lines.filter((line, i) => i > 0 && line.slice(25) === lines[i - 1].slice(25))).toEqual([]);
   });
 
   it('an import naming a column the file lacks fails with the reason', async () => {

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
 import { fieldsByKey } from '../core/custom-fields';
-import { checkMapping, type ImportPhase } from '../core/imports/mapping';
+import { checkMapping, type ImportPhase, TERMINAL_PHASES } from '../core/imports/mapping';
 import { effectiveMapping } from '../core/imports/providers';
 import { bindColumns, type ImportRow, readRow, type RowError, type RowReader } from '../core/imports/rows';
 import type { BlobStore } from '../db/blob-store';
@@ -186,6 +186,17 @@ export function createImportActivities(deps: ImportActivityDeps) {
       if (!(await written())) return stopped();
       write(true);
       return (await written()) ? { state: 'completed' } : stopped();
+    },
+
+    /**
+     * Deletes the copy of a URL's file once its import has ended, whatever the end: the contacts are in the
+     * database, and a customer's file is not kept longer than it is needed. An attachment stays (it is the
+     * customer's own upload, deleted with DELETE /attachments/:id).
+     */
+    async discardImportFile(ref: ImportRef): Promise<void> {
+      const job = await findImportJob(db, ref.workspaceId, ref.importId);
+      if (!job?.sourceUrl || !job.storageKey || !TERMINAL_PHASES.includes(job.phase)) return;
+      await blobs.delete(job.storageKey);
     },
 
     /** The end state of an import whose workflow gave up (a failure no retry can fix). */

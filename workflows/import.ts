@@ -12,7 +12,7 @@ export interface ImportWorkflowInput {
 }
 
 /** Our own database and blob store only: retried until they answer. Counting a big file takes a while. */
-const { prepareImport, failImport } = proxyActivities<ImportActivities>({
+const { prepareImport, failImport, discardImportFile } = proxyActivities<ImportActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
@@ -37,7 +37,7 @@ export type ImportOutcome = ImportStep['state'];
  * store, count its rows), then slices of batches until the file ends, the checkpoint carried in the job
  * row (so a retried slice or a new run resumes where the last commit left it). A cancel is written by the
  * API and noticed by the next batch or slice. Every import ends completed, failed (with a reason) or
- * canceled: a failure no retry can fix is written as the job's failure.
+ * canceled: a failure no retry can fix is written as the job's failure. At the end, a URL's copy is deleted.
  */
 export async function importWorkflow(input: ImportWorkflowInput): Promise<ImportOutcome> {
   const ref = { workspaceId: input.workspaceId, importId: input.importId };
@@ -45,7 +45,8 @@ export async function importWorkflow(input: ImportWorkflowInput): Promise<Import
   setHandler(cancelImportSignal, () => {
     canceled = true;
   });
-  try {
+
+  async function run(): Promise<ImportOutcome> {
     if (!input.prepared) {
       let prepared = await prepareImport(ref);
       for (let look = 1; prepared.state === 'missing' && look < MISSING_LOOKS; look += 1) {
@@ -62,9 +63,17 @@ export async function importWorkflow(input: ImportWorkflowInput): Promise<Import
         await continueAsNew<typeof importWorkflow>({ ...ref, prepared: true });
       }
     }
+  }
+
+  let outcome: ImportOutcome;
+  try {
+    outcome = await run();
   } catch (error) {
+    // Continuing as new is not an end: it goes on in the next run.
     if (!(error instanceof ActivityFailure)) throw error;
     const cause = error.cause instanceof ApplicationFailure ? error.cause.message : error.message;
-    return (await failImport({ ...ref, reason: `The import stopped: ${cause}` })).state;
+    outcome = (await failImport({ ...ref, reason: `The import stopped: ${cause}` })).state;
   }
+  if (outcome !== 'missing') await discardImportFile(ref);
+  return outcome;
 }

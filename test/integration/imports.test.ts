@@ -190,6 +190,10 @@ describe('csv imports', () => {
     expect(await contactOf(workspaceId, 'email', 'lm1@example.com')).toMatchObject({ attributes: { name: 'Lisa', city: 'Oslo', score: 5 }, identities: [{ consent: 'unknown' }] });
     expect(await contactOf(workspaceId, 'email', 'lm2@example.com')).toMatchObject({ identities: [{ consent: 'opted_out' }] });
     expect(await select('SELECT address, reason FROM suppressions WHERE workspace_id = $1', [workspaceId])).toEqual([{ address: 'lm2@example.com', reason: 'unsubscribed' }]);
+    // The copy of the URL's file is deleted once the import ended.
+    const storageKey = `imports/${workspaceId}/${job.id}.csv`;
+    for (const deadline = Date.now() + 10_000; (await blobs.head(storageKey)) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await blobs.head(storageKey)).toBeNull();
   });
 
   it('the admin CLI follows an import to its end, a line per change when not on a terminal', async () => {

@@ -19,6 +19,7 @@ class FakeImport {
   prepares = 0;
   slices = 0;
   failures: string[] = [];
+  discarded = 0;
   /** Runs before each slice with its number (1-based): the test cancels there. */
   onSlice: (slice: number) => Promise<void> | void = () => undefined;
   /** The slice that fails for good (a bug no retry can fix). */
@@ -53,7 +54,10 @@ class FakeImport {
         this.phase = 'failed';
         return { state: 'failed' };
       },
-    } satisfies Pick<ImportActivities, 'prepareImport' | 'importSlice' | 'failImport'>;
+      discardImportFile: async (): Promise<void> => {
+        this.discarded += 1;
+      },
+    } satisfies Pick<ImportActivities, 'prepareImport' | 'importSlice' | 'failImport' | 'discardImportFile'>;
   }
 }
 
@@ -83,6 +87,8 @@ describe('import workflow', () => {
     });
     expect(outcome).toBe('completed');
     expect(continued).toBe(true);
+    // Once, by the last run: continuing as new is not an end.
+    expect(fake.discarded).toBe(1);
     expect(fake.prepares).toBe(3);
     expect(fake.written).toHaveLength(230);
     expect(fake.duplicates).toEqual([]);
@@ -95,6 +101,7 @@ describe('import workflow', () => {
     expect(await run(fake, (handle) => handle.result())).toBe('missing');
     expect(fake.prepares).toBe(5);
     expect(fake.slices).toBe(0);
+    expect(fake.discarded).toBe(0);
   });
 
   it('a cancel signal stops the import before its next slice', async () => {
@@ -117,5 +124,6 @@ describe('import workflow', () => {
     expect(await run(fake, (handle) => handle.result())).toBe('failed');
     expect(fake.written).toHaveLength(3);
     expect(fake.failures).toEqual(['The import stopped: the stored file is not a CSV file']);
+    expect(fake.discarded).toBe(1);
   });
 });

@@ -11,7 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Config } from '../core/config';
 
 /**
@@ -69,7 +69,7 @@ export interface BlobStore {
   head(key: string): Promise<StoredObject | null>;
   /**
    * The object's bytes from `fromByte` to its end, as a stream (a ranged GET: an import resumes mid-file
-   * without reading what it already wrote), or null when there is no object.
+   * without reading what it already wrote), or null when there is no object. From the end on, it is empty.
    */
   stream(key: string, fromByte: number): Promise<Readable | null>;
   /** Idempotent: deleting a missing object succeeds. */
@@ -166,8 +166,8 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
         return (object.Body as Readable | undefined) ?? null;
       } catch (error) {
         if (isMissing(error)) return null;
-        // A range starting at the end of the object: nothing is left to read.
-        if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return null;
+        // A range starting at the end of the object (a file with nothing after its header): nothing left to read.
+        if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return Readable.from([]);
         throw error;
       }
     },

@@ -119,13 +119,13 @@ export async function findImportJob(db: Sequelize, workspaceId: string, importId
   return rows[0] ? toJob(rows[0]) : null;
 }
 
-/** Newest first; the errors are left out of lists (GET /imports/:id has them). */
+/** Newest first; the row errors are left out of lists (GET /imports/:id has them). */
 export async function listImportJobs(db: Sequelize, workspaceId: string, limit: number): Promise<ImportJobRecord[]> {
-  const rows = await db.query<ImportJobRow>(
-    `SELECT *, '[]'::jsonb AS errors FROM import_jobs WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-    { bind: [workspaceId, limit], type: QueryTypes.SELECT },
-  );
-  return rows.map(toJob);
+  const rows = await db.query<ImportJobRow>('SELECT * FROM import_jobs WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2', {
+    bind: [workspaceId, limit],
+    type: QueryTypes.SELECT,
+  });
+  return rows.map((row) => ({ ...toJob(row), errors: [] }));
 }
 
 /**

@@ -213,6 +213,12 @@ describe('csv imports', () => {
     expect(lines.filter((line, i) => i > 0 && line.slice(25) === lines[i - 1].slice(25))).toEqual([]);
   });
 
+  it('a file with a header and no rows completes with nothing processed', async () => {
+    const { call } = await workspace();
+    const job = await startImport(call, { provider: 'csv', attachmentId: await upload(call, 'email,name\n'), mapping: { email: 'email' } });
+    expect(await finished(call, job.id)).toMatchObject({ status: 'completed', progress: { total: 0, processed: 0, created: 0 } });
+  });
+
   it('an import naming a column the file lacks fails with the reason', async () => {
     const { call } = await workspace();
     const job = await startImport(call, { provider: 'csv', attachmentId: await upload(call, 'mail,name\na@example.com,A\n'), mapping: { email: 'email' } });

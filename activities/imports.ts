@@ -61,11 +61,16 @@ export function createImportActivities(deps: ImportActivityDeps) {
   async function download(ref: ImportRef, job: ImportJobRecord): Promise<ImportStep> {
     await moveImportJob(db, ref.workspaceId, ref.importId, ['queued'], 'downloading');
     let bytes: Buffer;
+    // A download may take minutes (downloadTimeoutMs); the heartbeat says the worker is still at it.
+    const context = Context.current();
+    const beat = setInterval(() => context.heartbeat({ downloading: true }), 10_000);
     try {
       ({ bytes } = await fetchPublicFile(job.sourceUrl as string, { maxBytes: settings.maxDownloadBytes, timeoutMs: settings.downloadTimeoutMs, ...deps.fetch }));
     } catch (error) {
       if (error instanceof PublicFetchError) return fail(ref, `The file could not be downloaded: ${error.message}`);
       throw error;
+    } finally {
+      clearInterval(beat);
     }
     const storageKey = importStorageKey(ref.workspaceId, ref.importId);
     await blobs.put(storageKey, bytes, 'text/csv');

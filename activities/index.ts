@@ -45,6 +45,7 @@ import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
 import { createInboundMailActivities } from './inbound-mail';
+import { createImportActivities, type ImportSettings } from './imports';
 
 export interface ActivityDeps {
   db: Sequelize;
@@ -70,6 +71,10 @@ export interface ActivityDeps {
   analyticsFetch?: Partial<PublicFetchOptions>;
   /** Shortens the campaign feed's slice and poll (tests). */
   campaignTiming?: Partial<Pick<CampaignFeedSettings, 'sliceMs' | 'pollMs'>>;
+  /** Options of the import URL fetcher (tests point it at a stand-in of a public server). */
+  importFetch?: Partial<PublicFetchOptions>;
+  /** Smaller import batches and slices (tests). */
+  importSettings?: Partial<ImportSettings>;
 }
 
 export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
@@ -112,6 +117,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createJourneyActivities({ db }),
+    ...createImportActivities({ db, blobs, fetch: deps.importFetch, settings: deps.importSettings }),
     ...createInboundMailActivities({
       db,
       blobs,

@@ -36,6 +36,8 @@ import { createCommerceService } from './commerce/service';
 import { createCampaignSending } from './campaigns/sending';
 import { createCampaignService, type CampaignServiceDeps } from './campaigns/service';
 import { emailRoutes } from './emails/routes';
+import { importRoutes } from './imports/routes';
+import { createImportService } from './imports/service';
 import { emailRuleRoutes } from './email-rules/routes';
 import { createEmailRuleService } from './email-rules/service';
 import { createInboxAttachmentDownloads } from './inboxes/attachment-downloads';
@@ -257,6 +259,10 @@ export function createApp(deps: AppDeps): Express {
     verifiedDomain: checks.verifiedDomain,
     logger: deps.logger,
   };
+  importRoutes(
+    table('Imports'),
+    createImportService({ db, blobs, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger, fetch: deps.attachmentFetch }),
+  );
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
   automationRoutes(table('Automations'), {

@@ -57,3 +57,8 @@ export const JOURNEY_SWEEPER_WORKFLOW_ID = 'journey-sweeper';
 export function inboundMailWorkflowId(inboxMessageId: string): string {
   return `inbound:${inboxMessageId}`;
 }
+
+/** One workflow per contact import: prepare, then slices of batches until the file ends. */
+export function importWorkflowId(importId: string): string {
+  return `import:${importId}`;
+}

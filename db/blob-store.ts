@@ -11,6 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { Readable } from 'node:stream';
 import type { Config } from '../core/config';
 
 /**
@@ -66,6 +67,11 @@ export interface BlobStore {
   /** The object's bytes, or null when there is none; null also when it is larger than `maxBytes`. */
   get(key: string, maxBytes: number): Promise<Buffer | null>;
   head(key: string): Promise<StoredObject | null>;
+  /**
+   * The object's bytes from `fromByte` to its end, as a stream (a ranged GET: an import resumes mid-file
+   * without reading what it already wrote), or null when there is no object. From the end on, it is empty.
+   */
+  stream(key: string, fromByte: number): Promise<Readable | null>;
   /** Idempotent: deleting a missing object succeeds. */
   delete(key: string): Promise<void>;
   /** A URL to PUT exactly `size` bytes of `contentType` to; both headers are part of the signature. */
@@ -149,6 +155,19 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
         return Buffer.from(await object.Body.transformToByteArray());
       } catch (error) {
         if (isMissing(error)) return null;
+        throw error;
+      }
+    },
+
+    async stream(key, fromByte) {
+      await ensureBucket();
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket, Key: key, ...(fromByte > 0 && { Range: `bytes=${fromByte}-` }) }));
+        return (object.Body as Readable | undefined) ?? null;
+      } catch (error) {
+        if (isMissing(error)) return null;
+        // A range starting at the end of the object (a file with nothing after its header): nothing left to read.
+        if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return Readable.from([]);
         throw error;
       }
     },

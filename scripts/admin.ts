@@ -10,6 +10,8 @@ import { closeRedis, createRedis, redisReady } from '../db/redis';
 import { findApiKeyWorkspace, listApiKeys, revokeApiKey } from '../db/repositories/api-keys';
 import { findWorkspace, insertWorkspace } from '../db/repositories/workspaces';
 import { createSequelize } from '../db/sequelize';
+import { importJobView } from '../api/imports/views';
+import { createImportFromFile, watchImport } from './admin-imports';
 
 /** Operations that need no API key: bootstrap a workspace and manage keys. Prints JSON. */
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -19,7 +21,11 @@ const USAGE = `usage: npm run admin -- <command> [options]
                                                              \`timezone\` attribute says, for local-time campaigns
   key:create --workspace ID [--scopes a,b] [--name NAME]    prints { id, apiKey }
   key:revoke --id KEY_ID                                     prints { revoked: true, id }
-  key:list --workspace ID                                    prints the workspace's active keys`;
+  key:list --workspace ID                                    prints the workspace's active keys
+  import:create --workspace ID --file PATH [--provider csv|mailchimp|listmonk] [--mapping 'col=target,...']
+                                                             stores the file, starts its import and watches it
+  import:watch --id IMPORT_ID                                a progress bar (a line per change when not a
+                                                             terminal) until the import ends; prints the job`;
 
 class UsageError extends Error {}
 
@@ -46,6 +52,9 @@ async function main(): Promise<void> {
       scopes: { type: 'string' },
       id: { type: 'string' },
       timezone: { type: 'string' },
+      file: { type: 'string' },
+      mapping: { type: 'string' },
+      provider: { type: 'string' },
     },
   });
   const command = positionals[0];
@@ -85,6 +94,14 @@ async function main(): Promise<void> {
         const keys = await listApiKeys(db, required(values.workspace, '--workspace'));
         return print(keys.map(apiKeyView));
       }
+      case 'import:create': {
+        const workspaceId = required(values.workspace, '--workspace');
+        if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+        const id = await createImportFromFile(db, config, { ...values, file: required(values.file, '--file') });
+        return print(importJobView(await watchImport(db, id)));
+      }
+      case 'import:watch':
+        return print(importJobView(await watchImport(db, required(values.id, '--id'))));
       default:
         throw new UsageError(`unknown command ${command}`);
     }

@@ -14,3 +14,4 @@ export { journeySweeperWorkflow } from './journey-sweeper';
 export { journeyWorkflow } from './journey';
 export { inboundMailWorkflow } from './inbound-mail';
 export { analyticsSyncWorkflow } from './analytics-sync';
+export { importWorkflow } from './import';

@@ -5,6 +5,7 @@ import {
   automationEnrollWorkflowId,
   campaignWorkflowId,
   enrollmentWorkflowId,
+  importWorkflowId,
   inboundMailWorkflowId,
   DOMAIN_WATCHDOG_WORKFLOW_ID,
   JOURNEY_SWEEPER_WORKFLOW_ID,
@@ -21,6 +22,7 @@ import { campaignWorkflow, cancelCampaignSignal, pauseCampaignSignal, resumeCamp
 import { searchAttributes } from './search-attributes';
 import { domainWatchdogWorkflow } from './domain-watchdog';
 import { automationEnrollWorkflow, type AutomationEnrollInput } from './automation-enroll';
+import { cancelImportSignal, importWorkflow } from './import';
 import { inboundMailWorkflow } from './inbound-mail';
 import { journeyWorkflow } from './journey';
 import { journeySweeperWorkflow } from './journey-sweeper';
@@ -289,4 +291,31 @@ export async function startAnalyticsSync(client: Client, taskQueuePrefix: string
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [request],
   });
+}
+
+/**
+ * A contact import's workflow, `import:<importId>`, on the control queue with the workspace as fairness key,
+ * at the lowest priority there (below domain checks, webhooks and inbound mail, which are short and someone
+ * waits for them): one workspace's million-row file takes turns with other workspaces' imports and never
+ * waits behind, nor delays, anyone's sends.
+ */
+export async function startImportWorkflow(client: Client, taskQueuePrefix: string, job: { workspaceId: string; importId: string }): Promise<void> {
+  await startOnce(() =>
+    client.workflow.start(importWorkflow, {
+      ...controlPlaneStart(taskQueuePrefix, job.workspaceId),
+      priority: { priorityKey: TEMPORAL_PRIORITY.campaign, fairnessKey: job.workspaceId },
+      workflowId: importWorkflowId(job.importId),
+      args: [{ workspaceId: job.workspaceId, importId: job.importId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    }),
+  );
+}
+
+/** Tells an import's workflow that the job was canceled; a workflow already closed needs nothing. */
+export async function signalImportCanceled(client: Client, importId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(importWorkflowId(importId)).signal(cancelImportSignal);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
 }

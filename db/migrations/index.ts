@@ -22,6 +22,7 @@ import * as inboxes from './0021-inboxes';
 import * as inboundProcessing from './0022-inbound-processing';
 import * as inboxOutbound from './0023-inbox-outbound';
 import * as commerceAttribution from './0024-commerce-attribution';
+import * as imports from './0025-imports';
 import * as usageDaily from './0026-usage-daily';
 import * as analyticsConnections from './0027-analytics-connections';
 
@@ -51,6 +52,7 @@ export const migrations = [
   { name: '0022-inbound-processing', ...inboundProcessing },
   { name: '0023-inbox-outbound', ...inboxOutbound },
   { name: '0024-commerce-attribution', ...commerceAttribution },
+  { name: '0025-imports', ...imports },
   { name: '0026-usage-daily', ...usageDaily },
   { name: '0027-analytics-connections', ...analyticsConnections },
 ];

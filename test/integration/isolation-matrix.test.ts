@@ -110,6 +110,12 @@ describe('workspaces are isolated on every route', () => {
       const id = createdId(await call('POST', '/contacts', { identities: [{ channel: 'email', address: `${marker}@example.com` }], attributes: { plan: marker } }));
       return { id, read: detail(call, `/contacts/${id}`) };
     },
+    imports: async ({ call, marker }) => {
+      const attachmentId = createdId(await call('POST', '/attachments', { filename: `${marker}.csv`, content: Buffer.from(`email\n${marker}@example.com\n`).toString('base64') }));
+      const id = createdId(await call('POST', '/imports', { provider: 'csv', attachmentId, mapping: { email: 'email' } }));
+      // No worker runs here, so the job stays queued while B calls.
+      return { id, read: detail(call, `/imports/${id}`) };
+    },
     'custom-fields': async ({ call, marker }) => {
       const id = createdId(await call('POST', '/custom-fields', { key: `f_${marker.slice(-8)}`, label: marker, type: 'text' }));
       return { id, read: rowOf(call, '/custom-fields', 'id', id) };

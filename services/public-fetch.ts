@@ -259,24 +259,8 @@ export async function postPublic(
   request: { body: string; headers: Record<string, string> },
   overrides: Partial<PublicFetchOptions> = {},
 ): Promise<{ statusCode: number }> {
-  const options: PublicFetchOptions = { ...PUBLIC_FETCH_DEFAULTS, ...overrides };
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
-  const { signal } = controller;
-  try {
-    const url = target(raw, options);
-    const address = await vet(url, options, signal);
-    const response = await send(url, address, options, signal, {
-      method: 'POST',
-      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-      body: request.body,
-    });
-    // Only the status matters; a receiver streaming an endless body must not hold the socket.
-    response.destroy();
-    return { statusCode: response.statusCode ?? 0 };
-  } finally {
-    clearTimeout(timer);
-  }
+  const { statusCode } = await post(raw, request, overrides, false);
+  return { statusCode };
 }
 
 /**
@@ -288,6 +272,15 @@ export async function exchangePublic(
   raw: string,
   request: { body: string; headers: Record<string, string> },
   overrides: Partial<PublicFetchOptions> = {},
+): Promise<{ statusCode: number; body: Buffer }> {
+  return post(raw, request, overrides, true);
+}
+
+async function post(
+  raw: string,
+  request: { body: string; headers: Record<string, string> },
+  overrides: Partial<PublicFetchOptions>,
+  readAnswer: boolean,
 ): Promise<{ statusCode: number; body: Buffer }> {
   const options: PublicFetchOptions = { ...PUBLIC_FETCH_DEFAULTS, ...overrides };
   const controller = new AbortController();
@@ -301,7 +294,11 @@ export async function exchangePublic(
       headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
       body: request.body,
     });
-    return { statusCode: response.statusCode ?? 0, body: await readBody(response, options, signal) };
+    const statusCode = response.statusCode ?? 0;
+    if (readAnswer) return { statusCode, body: await readBody(response, options, signal) };
+    // Only the status matters; a receiver streaming an endless body must not hold the socket.
+    response.destroy();
+    return { statusCode, body: Buffer.alloc(0) };
   } finally {
     clearTimeout(timer);
   }

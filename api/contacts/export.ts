@@ -2,16 +2,13 @@ import type { Response } from 'express';
 import type { Sequelize } from 'sequelize';
 import { contactCsvFields, contactCsvHeader } from '../../core/contact-csv';
 import { csvRecord } from '../../core/csv';
-import { fieldsByKey } from '../../core/custom-fields';
 import { AppError } from '../../core/errors';
 import { CONTACT_EXPORT_LIMITS, contactData } from '../../db/repositories/contact-data';
 import { type ExportFilters, exportAttributeKeys, exportPage } from '../../db/repositories/contact-export';
 import { findContact } from '../../db/repositories/contacts';
-import { listCustomFields } from '../../db/repositories/custom-fields';
-import { findSegment } from '../../db/repositories/segments';
-import { audienceCondition } from '../../db/segment-query';
 import { drained } from '../http/drained';
 import type { ContactExportQueryInput } from './export-schemas';
+import { segmentCondition } from './segment-condition';
 
 /** Contacts per page of the CSV export: one keyset read each, so memory stays one page whatever the size. */
 const CSV_PAGE = 2_000;
@@ -19,12 +16,7 @@ const CSV_PAGE = 2_000;
 export function createContactExports(db: Sequelize) {
   async function filtersOf(workspaceId: string, query: ContactExportQueryInput): Promise<ExportFilters> {
     const filters: ExportFilters = { listId: query.listId, tagId: query.tagId };
-    if (query.segmentId) {
-      const segment = await findSegment(db, workspaceId, query.segmentId);
-      if (!segment) throw AppError.notFound('Segment');
-      const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: new Date() };
-      filters.condition = (params, workspace) => audienceCondition(segment.definition, context, params, workspace);
-    }
+    if (query.segmentId) filters.condition = await segmentCondition(db, workspaceId, query.segmentId);
     return filters;
   }
 

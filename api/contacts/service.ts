@@ -1,5 +1,4 @@
 import type { Sequelize } from 'sequelize';
-import { fieldsByKey } from '../../core/custom-fields';
 import { AppError } from '../../core/errors';
 import { INBOUND_CONTACT_EVENTS } from '../../core/inbound/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
@@ -8,14 +7,12 @@ import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
-import { listCustomFields } from '../../db/repositories/custom-fields';
 import { listsOfContact } from '../../db/repositories/lists';
-import { findSegment } from '../../db/repositories/segments';
 import { suppressErased } from '../../db/repositories/suppressions';
 import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '../../db/repositories/tags';
-import { audienceCondition } from '../../db/segment-query';
 import type { ContactListInput, UpsertContactInput } from './schemas';
 import { createContactExports } from './export';
+import { segmentCondition } from './segment-condition';
 import { upsertContact } from './upsert';
 
 /** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
@@ -44,12 +41,7 @@ export function createContactService(db: Sequelize) {
       const at = pair.indexOf(':');
       return { key: pair.slice(0, at), value: pair.slice(at + 1) };
     });
-    if (query.segmentId) {
-      const segment = await findSegment(db, workspaceId, query.segmentId);
-      if (!segment) throw AppError.notFound('Segment');
-      const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: new Date() };
-      filters.condition = (params, workspace) => audienceCondition(segment.definition, context, params, workspace);
-    }
+    if (query.segmentId) filters.condition = await segmentCondition(db, workspaceId, query.segmentId);
     return filters;
   }
 

@@ -12,6 +12,7 @@ import { findWorkspace, insertWorkspace } from '../db/repositories/workspaces';
 import { createSequelize } from '../db/sequelize';
 import { importJobView } from '../api/imports/views';
 import { createImportFromFile, watchImport } from './admin-imports';
+import { useLocalAwsStandIn } from './local-aws';
 
 /** Operations that need no API key: bootstrap a workspace and manage keys. Prints JSON. */
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   });
   const command = positionals[0];
   if (!command) throw new UsageError('a command is required');
+  // Beside `npm start` on a developer's machine, files go to the same local S3 stand-in the service reads.
+  useLocalAwsStandIn(process.env);
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
   try {

@@ -6,6 +6,7 @@ import { loadConfig } from '../core/config';
 import { ChildSupervisor } from './child-supervisor';
 import { portAnswers } from './port-probe';
 import { devServerArgs, temporalCliPath } from './temporal-cli';
+import { LOCAL_AWS_PORT, useLocalAwsStandIn } from './local-aws';
 
 /**
  * `npm start`: the local stack in one terminal. Starts PostgreSQL and Redis (project-local), the
@@ -70,14 +71,8 @@ async function main(): Promise<void> {
   }
 
   // Without a real AWS endpoint configured, S3 (attachments) and SES go to the local stand-in.
-  if (!process.env.AWS_ENDPOINT_URL && !process.env.AWS_ACCESS_KEY_ID) {
-    const port = 5055;
-    run('aws', resolve(root, '.tools/bin/moto-server'), ['-H', '127.0.0.1', '-p', String(port)]);
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-    });
+  if (useLocalAwsStandIn(process.env)) {
+    run('aws', resolve(root, '.tools/bin/moto-server'), ['-H', '127.0.0.1', '-p', String(LOCAL_AWS_PORT)]);
   }
 
   // With the SMTP provider on a local address, mail goes to a catcher whose page shows every message,

@@ -3,7 +3,7 @@ import type { CsvField } from './csv';
 /**
  * The columns of the contacts CSV export. Each names what the import's mapping takes (decisions, Imports),
  * so an export maps back column for column: `email`, `phone`, `telegram` (the primary identities),
- * `tags` (mapped to `tag`), `lists` (names), and one `attribute:<key>` column per attribute key.
+ * `tags` (mapped to `tag`), `lists` (mapped to `lists`), and one `attribute:<key>` column per attribute key.
  */
 export const CONTACT_CSV_BASE_COLUMNS = ['id', 'createdAt', 'email', 'phone', 'telegram', 'consent', 'tags', 'lists'] as const;
 

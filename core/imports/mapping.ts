@@ -2,7 +2,8 @@
  * What an import's `mapping` may say about a column (decisions.md "Imports"): an identity (`email`, `phone`
  * as a WhatsApp number, `telegram` as a chat id), one attribute (`attribute:<key>`), a JSON object of
  * attributes (`attributes`, listmonk's column), tags (`tag`: comma-separated names), a list membership
- * (`list:<name>`: a truthy cell adds the contact to that list), a listmonk `status` (`listmonk:status`), or
+ * (`list:<name>`: a truthy cell adds the contact to that list), lists by name (`lists`: comma-separated, as
+ * GET /contacts/export writes them), a listmonk `status` (`listmonk:status`), or
  * nothing (`ignore`, to drop a column a provider's preset maps).
  */
 export type ImportTarget =
@@ -11,6 +12,7 @@ export type ImportTarget =
   | { kind: 'attributes' }
   | { kind: 'tag' }
   | { kind: 'list'; name: string }
+  | { kind: 'lists' }
   | { kind: 'status' }
   | { kind: 'ignore' };
 
@@ -42,6 +44,8 @@ export function parseTarget(raw: string): ParsedTarget {
       return { ok: true, target: { kind: 'identity', channel: 'telegram' } };
     case 'tag':
       return { ok: true, target: { kind: 'tag' } };
+    case 'lists':
+      return { ok: true, target: { kind: 'lists' } };
     case 'attributes':
       return { ok: true, target: { kind: 'attributes' } };
     case 'listmonk:status':
@@ -61,7 +65,7 @@ export function parseTarget(raw: string): ParsedTarget {
       ? { ok: true, target: { kind: 'list', name } }
       : { ok: false, reason: `list:<name> needs a name of 1 to ${MAX_NAME} characters` };
   }
-  return { ok: false, reason: 'Expected email, phone, telegram, attribute:<key>, attributes, tag, list:<name> listmonk:status or ignore' };
+  return { ok: false, reason: 'Expected email, phone, telegram, attribute:<key>, attributes, tag, list:<name>, lists, listmonk:status or ignore' };
 }
 
 /** A column mapping checked: targets by column name, or the problems by column name. */
@@ -90,7 +94,7 @@ export function importEntities(targets: ReadonlyMap<string, ImportTarget>, optio
     contacts: true,
     attributes: kinds.has('attribute') || kinds.has('attributes'),
     tags: kinds.has('tag') || Boolean(options.tags?.length),
-    lists: kinds.has('list') || Boolean(options.lists?.length),
+    lists: kinds.has('list') || kinds.has('lists') || Boolean(options.lists?.length),
     suppressions: kinds.has('status'),
   };
 }

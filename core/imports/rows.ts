@@ -132,6 +132,9 @@ export function readRow(reader: RowReader, record: readonly string[], line: numb
       case 'list':
         if (!FALSY.has(cell.toLowerCase())) row.lists.push(target.name);
         break;
+      case 'lists':
+        row.lists.push(...splitNames(cell));
+        break;
       case 'status':
         row.blocklisted = cell.toLowerCase() === 'blocklisted';
         break;

@@ -196,6 +196,28 @@ describe('csv imports', () => {
     expect(await blobs.head(storageKey)).toBeNull();
   });
 
+  it('an export of one workspace imports into another column for column: identities, attributes, tags and lists', async () => {
+    const source = await workspace();
+    const csv = ['email,phone,first,groups,vip,news', 'rt1@example.com,+14155550103,Rita,"a,b",yes,yes', 'rt2@example.com,,Rob,,,yes'].join('\n');
+    const mapping = { email: 'email', phone: 'phone', first: 'attribute:firstName', groups: 'tag', vip: 'list:VIP', news: 'list:News' };
+    await finished(source.call, (await startImport(source.call, { provider: 'csv', attachmentId: await upload(source.call, csv), mapping })).id);
+    const exported = await source.call('GET', '/contacts/export');
+    expect(exported.status).toBe(200);
+    const target = await workspace();
+    const header = (exported.body as string).split('\r\n')[0].split(',');
+    const back = Object.fromEntries(
+      header.map((column) => [column, column === 'tags' ? 'tag' : ['email', 'phone', 'telegram', 'lists'].includes(column) || column.startsWith('attribute:') ? column : 'ignore']),
+    );
+    const job = await startImport(target.call, { provider: 'csv', attachmentId: await upload(target.call, exported.body as string), mapping: back });
+    expect(await finished(target.call, job.id)).toMatchObject({ status: 'completed', progress: { total: 2, created: 2, failed: 0 } });
+    // Everything but the contact's id (each workspace has its own) comes back as it was.
+    const withoutId = (contact: Awaited<ReturnType<typeof contactOf>>) => contact && { ...contact, id: undefined };
+    for (const address of ['rt1@example.com', 'rt2@example.com']) {
+      expect(withoutId(await contactOf(target.workspaceId, 'email', address))).toEqual(withoutId(await contactOf(source.workspaceId, 'email', address)));
+    }
+    expect(await contactOf(target.workspaceId, 'email', 'rt1@example.com')).toMatchObject({ tags: ['a', 'b'], lists: ['News', 'VIP'], attributes: { firstName: 'Rita' } });
+  });
+
   it('the admin CLI follows an import to its end, a line per change when not on a terminal', async () => {
     const { call } = await workspace();
     const mapping = parseMappingFlag('Mail Address=email,Full Name=attribute:name');

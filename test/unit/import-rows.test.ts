@@ -37,6 +37,14 @@ describe('reading a row', () => {
     expect(readRow(reader, ['b@example.com', '', '', '', 'no'], 3)).toMatchObject({ ok: true, row: { attributes: {}, tags: [], lists: [] } });
   });
 
+  it('a lists column, as GET /contacts/export writes it, adds the contact to every list it names', () => {
+    const exported = readerFor(['email', 'tags', 'lists'], { email: 'email', tags: 'tag', lists: 'lists' });
+    expect(readRow(exported, ['ann@example.com', 'new,vip', 'Newsletter, Spring 2026'], 2)).toMatchObject({
+      ok: true,
+      row: { tags: ['new', 'vip'], lists: ['Newsletter', 'Spring 2026'] },
+    });
+  });
+
   it('fails a row naming the column: a bad address, the wrong column count, no address at all', () => {
     expect(readRow(reader, ['nope', '', '', '', ''], 4)).toEqual({ ok: false, error: { line: 4, message: 'email: Expected an address like name@example.com' } });
     expect(readRow(reader, ['a@example.com', '+1415', '', '', ''], 5)).toMatchObject({ ok: false, error: { line: 5, message: expect.stringMatching(/^phone: /) } });

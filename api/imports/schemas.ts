@@ -24,7 +24,7 @@ export const CreateImportBody = z
       .record(z.string().min(1).max(200), z.string().min(1).max(200))
       .refine((mapping) => Object.keys(mapping).length <= MAX_COLUMNS, `At most ${MAX_COLUMNS} columns`)
       .default({})
-      .describe('Column name → email, phone, telegram, attribute:<key>, attributes, tag, list:<name>, listmonk:status or ignore; overrides the provider\'s preset'),
+      .describe('Column name → email, phone, telegram, attribute:<key>, attributes, tag, list:<name>, lists, listmonk:status or ignore; overrides the provider\'s preset'),
     options: z
       .object({
         delimiter: z.string().length(1).optional().describe('The field delimiter (default ,)'),

@@ -23,7 +23,9 @@ export interface ImportSettings {
 
 export const IMPORT_SETTINGS: ImportSettings = {
   batchRows: 5_000,
-  sliceMs: 60_000,
+  // Short, so a slot of the control worker (shared with domain checks and webhooks, which outrank imports
+  // there) is never held long: when slots run short, the next free one goes to the higher priority.
+  sliceMs: 10_000,
   maxDownloadBytes: 100 * 1024 * 1024,
   downloadTimeoutMs: 5 * 60_000,
 };

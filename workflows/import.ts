@@ -18,7 +18,7 @@ const { prepareImport, failImport, discardImportFile } = proxyActivities<ImportA
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** A slice lasts about a minute; the heartbeat after each batch, not the timeout, notices a dead worker. */
+/** A slice lasts about 10 s; the heartbeat after each batch, not the timeout, notices a dead worker. */
 const { importSlice } = proxyActivities<ImportActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',

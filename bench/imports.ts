@@ -60,13 +60,13 @@ async function main(): Promise<void> {
   const prefix = `bench-imports-${randomUUID()}-`;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const worker = await Worker.create({
-    connection,
-    taskQueue: taskQueueName(prefix, 'control'),
-    workflowsPath: require.resolve('../workflows'),
-    activities: createImportActivities({ db, blobs }),
-  });
-  const running = worker.run();
+  // The workflow on `control`, its slices on `bulk`, as workers/main.ts runs them.
+  const activities = createImportActivities({ db, blobs });
+  const workers = [
+    await Worker.create({ connection, taskQueue: taskQueueName(prefix, 'control'), workflowsPath: require.resolve('../workflows'), activities }),
+    await Worker.create({ connection, taskQueue: taskQueueName(prefix, 'bulk'), activities }),
+  ];
+  const running = Promise.all(workers.map((worker) => worker.run()));
   const { workspaceId } = await createWorkspace(db, { name: 'imports benchmark', plan: 'pro' });
   const path = join(tmpdir(), `bench-imports-${randomUUID()}.csv`);
   try {
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     );
     console.log(`  stored: ${JSON.stringify(check)}`);
   } finally {
-    worker.shutdown();
+    for (const worker of workers) worker.shutdown();
     await running;
     await rm(path, { force: true });
     if (process.env.BENCH_KEEP !== '1') await cleanUp(db, workspaceId);

@@ -194,6 +194,8 @@ export const configSchema = z.object({
   RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
   /** A dispatched message still waiting this long after its last change is checked against Temporal. */
   RECONCILE_STALE_AFTER_MS: z.coerce.number().int().min(0).default(10 * 60_000),
+  /** Activity slots of the `bulk` queue per worker: import slices and analytics pages running at once. */
+  BULK_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(100).default(4),
   /** The worker's Prometheus endpoint (`/metrics`); loopback by default, so only the host or its scraper sees it. 0 turns it off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),

@@ -46,3 +46,18 @@ export async function createSendsWorker(options: WorkerOptions): Promise<Worker>
     activities: { deliverMessage: options.activities.deliverMessage, deliverMessages: options.activities.deliverMessages },
   });
 }
+
+/**
+ * The worker for the `bulk` queue: the long activities of bulk work (import slices, analytics sync pages) in
+ * `slots` of their own, so many workspaces' imports at once wait their turn here instead of taking the
+ * control plane's slots. Their workflows stay on `control`.
+ */
+export async function createBulkWorker(options: WorkerOptions, slots: number): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: taskQueueName(options.taskQueuePrefix, 'bulk'),
+    activities: { importSlice: options.activities.importSlice, syncAnalyticsPage: options.activities.syncAnalyticsPage },
+    maxConcurrentActivityTaskExecutions: slots,
+  });
+}

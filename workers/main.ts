@@ -9,7 +9,7 @@ import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { startSingletons } from '../workflows/starts';
-import { createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
+import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
 import { startMetricsServer } from './metrics-server';
@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     await createControlWorker(options),
     await createDefaultWorker(options),
     await createSendsWorker(options),
+    await createBulkWorker(options, config.BULK_ACTIVITY_SLOTS),
   ];
   const dispatchers = config.SEND_DISPATCHER
     ? [

@@ -1,17 +1,21 @@
-import { ActivityFailure, ApplicationFailure, continueAsNew, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AnalyticsSyncActivities } from '../activities/analytics-sync';
 import type { AnalyticsSyncRequest, SyncWindowTimes } from '../core/analytics/sync';
+import { siblingQueue } from '../core/task-queues';
 
 /**
  * A page reads the analytics product (20 s per call at most) and records up to a few hundred conversions.
  * An outage of the product is tried three times over a few seconds, then ends the sync with its reason
  * (the next sync starts from the committed cursor); a refusal or bad data ends it at once.
  */
-const { syncAnalyticsPage } = proxyActivities<AnalyticsSyncActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
-});
+const pageActivities = () =>
+  proxyActivities<AnalyticsSyncActivities>({
+    // The `bulk` queue beside the workflow's: its own few slots, never the control plane's.
+    taskQueue: siblingQueue(workflowInfo().taskQueue, 'control', 'bulk'),
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
 
 /** Only our database: retried until it answers, so every sync reaches an end state. */
 const { beginAnalyticsSync, finishAnalyticsSync } = proxyActivities<AnalyticsSyncActivities>({
@@ -47,6 +51,7 @@ function reasonOf(error: unknown): ApplicationFailure {
  * more, and records the end state on the connection. Returns the number of conversions newly recorded.
  */
 export async function analyticsSyncWorkflow(input: AnalyticsSyncInput): Promise<AnalyticsSyncResult> {
+  const { syncAnalyticsPage } = pageActivities();
   let imported = input.carried?.imported ?? 0;
   setHandler(analyticsSyncProgressQuery, () => ({ imported }));
   let window: SyncWindowTimes;

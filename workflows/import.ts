@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, continueAsNew, defineSignal, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ImportActivities, ImportStep } from '../activities/imports';
+import { siblingQueue } from '../core/task-queues';
 
 /** The API canceled the job (the row says so already); the workflow stops before its next slice. */
 export const cancelImportSignal = defineSignal('cancel');
@@ -18,12 +19,17 @@ const { prepareImport, failImport, discardImportFile } = proxyActivities<ImportA
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** A slice lasts about 10 s; the heartbeat after each batch, not the timeout, notices a dead worker. */
-const { importSlice } = proxyActivities<ImportActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+/**
+ * A slice lasts about 10 s, on the `bulk` queue beside the workflow's (its own few slots); the heartbeat after
+ * each batch, not the timeout, notices a dead worker.
+ */
+const sliceActivities = () =>
+  proxyActivities<ImportActivities>({
+    taskQueue: siblingQueue(workflowInfo().taskQueue, 'control', 'bulk'),
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
 
 /** Slices per run before continuing as new (about 6 history events each). */
 const SLICES_PER_RUN = 100;
@@ -45,6 +51,8 @@ export async function importWorkflow(input: ImportWorkflowInput): Promise<Import
   setHandler(cancelImportSignal, () => {
     canceled = true;
   });
+
+  const { importSlice } = sliceActivities();
 
   async function run(): Promise<ImportOutcome> {
     if (!input.prepared) {

@@ -6,7 +6,7 @@ import type { Agent } from 'node:https';
 import { QueryTypes } from 'sequelize';
 import { type ActivityDeps, createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
-import { createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
+import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
 import { runWebhookDispatcher } from '../../workers/webhook-dispatcher';
 import { createIsolatedDatabase } from './isolated-database';
@@ -80,6 +80,7 @@ export async function startEmailStack(
       await createControlWorker(workerOptions),
       await createDefaultWorker(workerOptions),
       await createSendsWorker(workerOptions),
+      await createBulkWorker(workerOptions, config.BULK_ACTIVITY_SLOTS),
     ];
     running = workers.map((worker) => ({ worker, done: worker.run() }));
   };

@@ -17,8 +17,8 @@ const prefix = `analytics-${randomUUID().slice(0, 8)}-`;
 const logLines: string[] = [];
 let api: ApiHarness;
 let matomo: MatomoStandIn;
-let worker: Worker;
-let running: Promise<void>;
+let workers: Worker[];
+let running: Promise<unknown>;
 let nativeConnection: NativeConnection;
 
 beforeAll(async () => {
@@ -33,17 +33,16 @@ beforeAll(async () => {
   nativeConnection = await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS });
   const blobs = createBlobStore(blobStoreOptions(api.config));
   await blobs.ensureBucket();
-  worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: api.config.TEMPORAL_NAMESPACE,
-    taskQueue: taskQueueName(prefix, 'control'),
-    workflowsPath: require.resolve('../../workflows'),
-    activities: createAnalyticsSyncActivities({ db: api.db, masterKey: parseMasterKey(api.config.MASTER_KEY), blobs, fetch: { allowPrivateTargets: true } }),
-  });
-  running = worker.run();
+  const activities = createAnalyticsSyncActivities({ db: api.db, masterKey: parseMasterKey(api.config.MASTER_KEY), blobs, fetch: { allowPrivateTargets: true } });
+  // The workflow on `control`, its pages on `bulk`, as workers/main.ts runs them.
+  workers = [
+    await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'control'), workflowsPath: require.resolve('../../workflows'), activities }),
+    await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'bulk'), activities }),
+  ];
+  running = Promise.all(workers.map((worker) => worker.run()));
 });
 afterAll(async () => {
-  worker.shutdown();
+  for (const worker of workers) worker.shutdown();
   await running;
   await nativeConnection.close();
   await api.close();

@@ -31,7 +31,7 @@ const emptyGroup = (): LiftGroupCounts => ({ recipients: 0, converters: 0, conve
 
 /**
  * Both groups' figures for conversions occurred, and orders placed, in [from, until). Conversions are counted
- * as every report counts them (COUNTED_CONVERSIONS: any source; an order's conversion only while the order is
+ * as every report counts them (COUNTED_CONVERSIONS, whatever the source; an order's conversion only while the order is
  * neither cancelled nor a test); revenue is the orders' totals per currency (cancelled and test orders
  * excluded, refunds not subtracted), never added across currencies.
  *

@@ -5,6 +5,7 @@ import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { openSecret } from '../core/secrets';
 import { findSigningKey } from '../db/repositories/domains';
+import { PermanentSendError } from './channels/email-channel';
 
 /** A domain's signing key, unsealed: only ever in memory, for the time of one signature. */
 export interface DkimKey {
@@ -48,32 +49,45 @@ export async function signWithDkim(raw: Buffer | string, key: DkimKey): Promise<
   return signed;
 }
 
-/** The unsealed DKIM key of the workspace's domain that `fromAddress` belongs to, or null when it has none. */
+/**
+ * The unsealed DKIM key of the workspace's verified domain that `fromAddress` belongs to, or null when the
+ * workspace has no such verified domain.
+ */
 export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId: string, fromAddress: string): Promise<DkimKey | null> {
   const parsed = parseMailboxes(fromAddress);
   if (!parsed.ok || parsed.mailboxes.length !== 1) return null;
   // The parsed domain is lower-case A-labels, the form domain names are stored in.
-  const key = await findSigningKey(db, workspaceId, domainOf(parsed.mailboxes[0].address));
+  const key = await findSigningKey(db, workspaceId, domainOf(parsed.mailboxes[0].address), { verifiedOnly: true });
   if (!key) return null;
   return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(masterKey, key.privateKeySealed)) };
 }
 
 /**
  * What the send path calls on every outgoing email (decisions: mail of a verified domain is signed with
- * its key). A sender domain the workspace has not added has no key, and the message is returned as it is:
- * the send path refuses such senders before it gets here.
+ * its key). It is also the last check of sender authorization: a From whose domain is not a verified domain
+ * of the message's workspace (another workspace's, one never verified, one whose verification lapsed or that
+ * was deleted after acceptance) fails the message for good. Passing it through unsigned would let a
+ * workspace send as a domain that publishes our SPF include, so it would pass SPF and DMARC as someone else.
  */
 export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
   // A campaign signs thousands of messages with one key: read and unseal it once a minute, not per message
-  // (a rotated key takes effect within that minute).
-  const keys = new LRUCache<string, { key: DkimKey | null }>({ max: 10_000, ttl: 60_000 });
+  // (a rotated key, or a domain that lost its verification, takes effect within that minute). A missing key
+  // is not cached, so a domain verified a moment ago signs at once.
+  const keys = new LRUCache<string, DkimKey>({ max: 10_000, ttl: 60_000 });
   return async (workspaceId: string, fromAddress: string, raw: Buffer): Promise<Buffer> => {
     const cacheKey = `${workspaceId}/${fromAddress.toLowerCase()}`;
-    let cached = keys.get(cacheKey);
-    if (!cached) {
-      cached = { key: await loadDkimKey(db, masterKey, workspaceId, fromAddress) };
-      keys.set(cacheKey, cached);
+    let key = keys.get(cacheKey);
+    if (!key) {
+      const loaded = await loadDkimKey(db, masterKey, workspaceId, fromAddress);
+      if (!loaded) throw new PermanentSendError(`sender_not_authorized: ${senderDomain(fromAddress)} is not a verified domain of this workspace`);
+      key = loaded;
+      keys.set(cacheKey, key);
     }
-    return cached.key ? signWithDkim(raw, cached.key) : raw;
+    return signWithDkim(raw, key);
   };
+}
+
+function senderDomain(fromAddress: string): string {
+  const parsed = parseMailboxes(fromAddress);
+  return parsed.ok && parsed.mailboxes.length === 1 ? `the domain ${domainOf(parsed.mailboxes[0].address)}` : 'the sender';
 }

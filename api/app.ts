@@ -266,7 +266,7 @@ export function createApp(deps: AppDeps): Express {
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
   automationRoutes(table('Automations'), {
-    automations: createAutomationService(db),
+    automations: createAutomationService({ db, verifiedDomain: checks.verifiedDomain }),
     enrollments: createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
     simulation: createAutomationSimulation({ db, templateRenderer: deps.templateRenderer }),
     links: createAutomationLinks(db),

@@ -10,6 +10,7 @@ import {
 } from '../core/attachments';
 import { AppError } from '../core/errors';
 import type { BlobStore } from '../db/blob-store';
+import { automationsUsing } from '../db/repositories/automations';
 import {
   type AttachmentOrigin,
   type AttachmentRecord,
@@ -119,12 +120,18 @@ export function createAttachmentFiles({ db, blobs }: AttachmentFilesDeps) {
      * Deletes the row and the object together: if the store refuses, the row stays live and the call can
      * be repeated. False when there is no live attachment of that id.
      */
-    async remove(workspaceId: string, attachmentId: string): Promise<boolean> {
+    /**
+     * Deletes the file unless a live automation attaches it (every enrollment would send without it):
+     * 'in_use' names the first such automation.
+     */
+    async remove(workspaceId: string, attachmentId: string): Promise<'deleted' | 'not_found' | { inUseBy: { id: string; name: string } }> {
+      const [automation] = await automationsUsing(db, workspaceId, { attachmentId });
+      if (automation) return { inUseBy: automation };
       return db.transaction(async (transaction) => {
         const storageKey = await markAttachmentDeleted(db, workspaceId, attachmentId, transaction);
-        if (!storageKey) return false;
+        if (!storageKey) return 'not_found';
         await blobs.delete(storageKey);
-        return true;
+        return 'deleted';
       });
     },
   };

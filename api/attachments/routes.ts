@@ -55,7 +55,11 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
   routes.delete('/attachments/:id', SENDERS, {
     summary: 'Delete an attachment; queued sends that name it go out without it',
     params: AttachmentParams,
-    responses: { 200: { description: 'Deleted', schema: AttachmentDeletedSchema }, 404: { description: 'No such attachment' } },
+    responses: {
+      200: { description: 'Deleted', schema: AttachmentDeletedSchema },
+      404: { description: 'No such attachment' },
+      409: { description: 'An active or paused automation attaches the file' },
+    },
     handle: async ({ principal, params }) => {
       await attachments.remove(principal.workspaceId, params.id);
       return ok({ deleted: true, id: params.id });

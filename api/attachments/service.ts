@@ -54,7 +54,11 @@ export function createAttachmentService({ db, blobs }: { db: Sequelize; blobs: B
     },
 
     async remove(workspaceId: string, attachmentId: string): Promise<void> {
-      if (!(await files.remove(workspaceId, attachmentId))) throw AppError.notFound('Attachment');
+      const outcome = await files.remove(workspaceId, attachmentId);
+      if (outcome === 'not_found') throw AppError.notFound('Attachment');
+      if (outcome !== 'deleted') {
+        throw new AppError('conflict', `The automation "${outcome.inUseBy.name}" (${outcome.inUseBy.id}) attaches this file: change or archive it first`);
+      }
     },
   };
 }

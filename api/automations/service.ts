@@ -1,8 +1,6 @@
-import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import type { EventMatch } from '../../core/journeys/graph';
-import type { GraphInput } from '../../core/journeys/graph-schema';
-import { checkedGraph, type DefinitionIssue, definitionError, listenedEvents, templateIdsOf } from '../../core/journeys/validation';
+import { checkedGraph, definitionError, listenedEvents } from '../../core/journeys/validation';
 import {
   activateAutomation,
   type AutomationDraft,
@@ -15,8 +13,8 @@ import {
   pauseAutomation,
   updateAutomationDraft,
 } from '../../db/repositories/automations';
-import { findTemplate } from '../../db/repositories/templates';
 import type { CreateAutomationInput, UpdateAutomationInput } from './schemas';
+import { attachmentIssues, type SendabilityDeps, senderIssues, templateIssues } from './sendability';
 
 /** The triggers of a body: `trigger` is shorthand for one; absent leaves them as they were (an update). */
 function triggersOf(input: { trigger?: EventMatch; triggers?: EventMatch[] }): EventMatch[] | undefined {
@@ -27,32 +25,23 @@ function triggersOf(input: { trigger?: EventMatch; triggers?: EventMatch[] }): E
 const notInStatus = (status: string, action: string) => new AppError('conflict', `The automation is ${status}: it cannot be ${action}`);
 
 /**
- * Every template a graph's message nodes name exists in the workspace and serves that channel; 422 on
- * `graph.nodes[i].templateByChannel.<channel>` naming the node otherwise.
+ * The whole definition checked as activation will check it: the graph, then what its message nodes need
+ * (templates, senders, attachments; ./sendability.ts). `activating` adds what only running needs: a sender
+ * for nodes without one, and uploaded files.
  */
-async function checkTemplates(db: Sequelize, workspaceId: string, graph: GraphInput): Promise<void> {
-  const uses = templateIdsOf(graph);
-  const ids = [...new Set(uses.map((use) => use.templateId))];
-  const found = new Map(await Promise.all(ids.map(async (id) => [id, await findTemplate(db, workspaceId, id)] as const)));
-  const issues: DefinitionIssue[] = [];
-  for (const { nodeIndex, channel, templateId } of uses) {
-    const template = found.get(templateId);
-    const nodeId = graph.nodes[nodeIndex].id;
-    const path = `graph.nodes[${nodeIndex}].templateByChannel.${channel}`;
-    if (!template) issues.push({ path, message: `Node "${nodeId}": no template ${templateId} in the workspace` });
-    else if (!(template.channels as string[]).includes(channel)) issues.push({ path, message: `Node "${nodeId}": template ${templateId} does not serve ${channel}` });
-  }
-  if (issues.length > 0) throw definitionError(issues);
-}
-
-/** The whole definition checked as activation will check it: the graph, then its templates. */
-async function checkDefinition(db: Sequelize, workspaceId: string, draft: AutomationDraft) {
+async function checkDefinition(deps: SendabilityDeps, workspaceId: string, draft: AutomationDraft, activating = false) {
   const graph = checkedGraph(draft.graph);
-  await checkTemplates(db, workspaceId, draft.graph);
+  const issues = [
+    ...(await templateIssues(deps, workspaceId, draft.graph)),
+    ...(await senderIssues(deps, workspaceId, draft.graph, { requireSender: activating })),
+    ...(await attachmentIssues(deps, workspaceId, draft.graph, { requireReady: activating })),
+  ];
+  if (issues.length > 0) throw definitionError(issues);
   return graph;
 }
 
-export function createAutomationService(db: Sequelize) {
+export function createAutomationService(deps: SendabilityDeps) {
+  const { db } = deps;
   async function get(workspaceId: string, automationId: string): Promise<AutomationRecord> {
     const automation = await findAutomation(db, workspaceId, automationId);
     if (!automation) throw AppError.notFound('Automation');
@@ -74,7 +63,7 @@ export function createAutomationService(db: Sequelize) {
     /** A draft, checked as activation will check it, so a definition that could never run is refused at once. */
     async create(workspaceId: string, input: CreateAutomationInput): Promise<AutomationRecord> {
       const draft: AutomationDraft = { triggers: triggersOf(input) ?? [], goal: input.goal ?? null, graph: input.graph };
-      await checkDefinition(db, workspaceId, draft);
+      await checkDefinition(deps, workspaceId, draft);
       return insertAutomation(db, workspaceId, { name: input.name, description: input.description ?? null, draft });
     },
 
@@ -87,7 +76,7 @@ export function createAutomationService(db: Sequelize) {
       let draft: AutomationDraft | undefined;
       if (definitionChanged) {
         draft = { triggers: triggers ?? automation.draft.triggers, goal: input.goal === undefined ? automation.draft.goal : input.goal, graph: input.graph ?? automation.draft.graph };
-        await checkDefinition(db, workspaceId, draft);
+        await checkDefinition(deps, workspaceId, draft);
       }
       const outcome = await updateAutomationDraft(db, workspaceId, automationId, { name: input.name, description: input.description, draft });
       if (outcome.state === 'not-found') throw AppError.notFound('Automation');
@@ -103,7 +92,7 @@ export function createAutomationService(db: Sequelize) {
     async activate(workspaceId: string, automationId: string) {
       const automation = await get(workspaceId, automationId);
       if (automation.status === 'archived') throw notInStatus('archived', 'activated');
-      const graph = await checkDefinition(db, workspaceId, automation.draft);
+      const graph = await checkDefinition(deps, workspaceId, automation.draft, true);
       const { triggers, goal } = automation.draft;
       const outcome = await activateAutomation(db, workspaceId, automationId, {
         draftVersionId: automation.draftVersionId,

@@ -1,4 +1,4 @@
-import { domainOf, formatMailbox, parseMailboxes } from '../../core/addresses';
+import { formatMailbox } from '../../core/addresses';
 import { needsConfirmation } from '../../core/campaigns';
 import { AppError } from '../../core/errors';
 import type { EmailContentInput } from '../../core/message-content';
@@ -16,8 +16,9 @@ import {
 import type { CampaignRecord } from '../../db/repositories/campaigns';
 import { findTemplateByIdOrName } from '../../db/repositories/templates';
 import { usedInPeriod } from '../../db/repositories/usage';
+import { authorizedSender } from '../../services/sender-authorization';
 import { signalCampaign, startCampaignWorkflow } from '../../workflows/starts';
-import { type CampaignService, type CampaignServiceDeps, fieldError, missingAudience } from './service';
+import { type CampaignService, type CampaignServiceDeps, missingAudience } from './service';
 
 /**
  * Sending, pausing, resuming and canceling a campaign. The campaign row is the truth: each request moves
@@ -37,12 +38,7 @@ async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord
   if (campaign.html === null && campaign.text === null && !template) fieldErrors.html = ['Give html, text or templateId to send'];
   if (campaign.subject === null && !template?.subject?.trim()) fieldErrors.subject = ['Required to send unless the template supplies it'];
   if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
-  const parsed = parseMailboxes(campaign.fromAddress as string);
-  if (!parsed.ok || parsed.mailboxes.length !== 1) throw fieldError('fromAddress', 'Give exactly one sender');
-  const sender = parsed.mailboxes[0];
-  const domain = await deps.verifiedDomain(campaign.workspaceId, domainOf(sender.address));
-  if (!domain) throw new AppError('domain_not_verified', `The domain ${domainOf(sender.address)} is not verified for this workspace`);
-  const from = sender.name || !domain.defaultFromName ? sender : { ...sender, name: domain.defaultFromName };
+  const from = await authorizedSender(deps.verifiedDomain, campaign.workspaceId, campaign.fromAddress as string, 'fromAddress');
   const content: EmailContentInput = {
     replyTo: campaign.replyTo,
     attachments: campaign.attachments,

@@ -1,15 +1,16 @@
-import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
+import { formatMailbox, type Mailbox } from '../../core/addresses';
 import { AppError } from '../../core/errors';
 import type { EmailContentInput } from '../../core/message-content';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../../services/attachment-sources';
+import { authorizedSender, type VerifiedDomainLookup } from '../../services/sender-authorization';
 import type { SendEmailInput } from './schemas';
 
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
 export interface SendChecks {
   /** The sending domain if it is verified for the workspace, with its default display name. */
-  verifiedDomain(workspaceId: string, domain: string): Promise<{ defaultFromName: string | null } | null>;
+  verifiedDomain: VerifiedDomainLookup;
   /**
    * The template and its current version, which the message pins so a later edit cannot change it, and
    * whether that version has a subject of its own.
@@ -33,15 +34,6 @@ function fieldError(field: string, message: string): AppError {
   return AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
 }
 
-async function sender(checks: SendChecks, workspaceId: string, from: string): Promise<Mailbox> {
-  const parsed = parseMailboxes(from);
-  if (!parsed.ok || parsed.mailboxes.length !== 1) throw fieldError('from', parsed.ok ? 'Give exactly one sender' : parsed.error);
-  const mailbox = parsed.mailboxes[0];
-  const domain = await checks.verifiedDomain(workspaceId, domainOf(mailbox.address));
-  if (!domain) throw new AppError('domain_not_verified', `The domain ${domainOf(mailbox.address)} is not verified for this workspace`);
-  return mailbox.name || !domain.defaultFromName ? mailbox : { ...mailbox, name: domain.defaultFromName };
-}
-
 /**
  * The checks of one send that need nothing of the others, in the order their errors are reported:
  * recipients, sender domain, template, attachments (stored last, so a send refused earlier stores nothing).
@@ -58,7 +50,7 @@ export async function draftSend(
     throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
   }
   if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
-  const from = await sender(checks, workspaceId, input.from);
+  const from = await authorizedSender(checks.verifiedDomain, workspaceId, input.from, 'from');
   const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
   if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
   // Accepting it would only defer the failure: an email cannot leave without a subject.

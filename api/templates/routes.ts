@@ -61,7 +61,7 @@ export function templateRoutes(routes: RouteTable, templates: TemplateService): 
     responses: {
       200: { description: 'Deleted', schema: TemplateDeletedSchema },
       404: { description: 'No such template' },
-      409: { description: 'A campaign still uses the template' },
+      409: { description: 'A campaign, or an active or paused automation, still uses the template' },
     },
     handle: async ({ principal, params }) => {
       await templates.remove(principal.workspaceId, params.id);

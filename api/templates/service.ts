@@ -91,11 +91,16 @@ export function createTemplateService({ db, templateRenderer }: { db: Sequelize;
       return updated;
     },
 
-    /** The spec: 409 while a campaign still uses the template. */
+    /**
+     * The spec: 409 while a campaign still uses the template; likewise while an active or paused automation
+     * sends with it, or its enrollments would skip that message.
+     */
     async remove(workspaceId: string, templateId: string): Promise<void> {
       const outcome = await deleteTemplate(db, workspaceId, templateId);
       if (outcome === 'not_found') throw AppError.notFound('Template');
-      if (outcome === 'in_use') throw new AppError('conflict', 'A campaign still uses this template');
+      if (outcome === 'deleted') return;
+      if (outcome.inUseBy === 'campaign') throw new AppError('conflict', 'A campaign still uses this template');
+      throw new AppError('conflict', `The automation "${outcome.automation.name}" (${outcome.automation.id}) sends with this template: change or archive it first`);
     },
 
     /** Renders on the render threads, under the budget a send has, so a heavy template never stalls this process. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventMatch, JourneyGraph } from '../../core/journeys/graph';
 import type { GraphInput } from '../../core/journeys/graph-schema';
 
@@ -262,4 +262,29 @@ export async function archiveAutomation(db: Sequelize, workspaceId: string, auto
     );
     return { state: 'changed' as const, exited: exited.length };
   });
+}
+
+/**
+ * The active or paused automations whose published version sends with the template or attachment (the
+ * API answers 409 to its delete, as it does for a campaign's template): deleting it would make every
+ * enrollment skip that message. Drafts are checked again when they are activated.
+ */
+export async function automationsUsing(
+  db: Sequelize,
+  workspaceId: string,
+  uses: { templateId: string } | { attachmentId: string },
+  transaction?: Transaction,
+): Promise<Array<{ id: string; name: string }>> {
+  const [condition, id] =
+    'templateId' in uses
+      ? ['EXISTS (SELECT 1 FROM jsonb_each_text(node -> \'templateByChannel\') AS t WHERE t.value = $2)', uses.templateId]
+      : ['COALESCE(node -> \'attachmentIds\', \'[]\') @> to_jsonb($2::text)', uses.attachmentId];
+  return db.query<{ id: string; name: string }>(
+    `SELECT a.id, a.name FROM automations a
+     JOIN automation_versions v ON v.id = a.current_version_id
+     WHERE a.workspace_id = $1 AND a.status IN ('active', 'paused')
+       AND EXISTS (SELECT 1 FROM jsonb_array_elements(v.graph -> 'nodes') AS node WHERE node ->> 'type' = 'message' AND ${condition})
+     ORDER BY a.created_at LIMIT 10`,
+    { bind: [workspaceId, id], type: QueryTypes.SELECT, transaction },
+  );
 }

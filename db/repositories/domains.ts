@@ -247,11 +247,20 @@ export interface SigningKeyRecord {
   privateKeySealed: string;
 }
 
-/** The DKIM key of the workspace's domain of that name, still sealed. */
-export async function findSigningKey(db: Sequelize, workspaceId: string, domainName: string): Promise<SigningKeyRecord | null> {
+/**
+ * The DKIM key of the workspace's domain of that name, still sealed. `verifiedOnly` is the send path's
+ * question: a domain that is pending, failed or another workspace's gives no key, so nothing signs for it.
+ */
+export async function findSigningKey(
+  db: Sequelize,
+  workspaceId: string,
+  domainName: string,
+  options: { verifiedOnly?: boolean } = {},
+): Promise<SigningKeyRecord | null> {
   const rows = await db.query<{ name: string; dkim_selector: string; dkim_private_key_sealed: string }>(
-    'SELECT name, dkim_selector, dkim_private_key_sealed FROM domains WHERE workspace_id = $1 AND name = $2',
-    { bind: [workspaceId, domainName], type: QueryTypes.SELECT },
+    `SELECT name, dkim_selector, dkim_private_key_sealed FROM domains
+     WHERE workspace_id = $1 AND name = $2 AND (NOT $3 OR status = 'verified')`,
+    { bind: [workspaceId, domainName, options.verifiedOnly ?? false], type: QueryTypes.SELECT },
   );
   const row = rows[0];
   return row ? { domainName: row.name, selector: row.dkim_selector, privateKeySealed: row.dkim_private_key_sealed } : null;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction, UniqueConstraintError } from 'sequelize';
+import { automationsUsing } from './automations';
 import {
   type ChannelText,
   looksLikeTemplateId,
@@ -242,17 +243,19 @@ export async function updateTemplate(
   });
 }
 
-export type TemplateDeletion = 'deleted' | 'in_use' | 'not_found';
+export type TemplateDeletion = 'deleted' | 'not_found' | { inUseBy: 'campaign' } | { inUseBy: 'automation'; automation: { id: string; name: string } };
 
 /**
- * Soft delete: the name is free again, and the versions stay for the messages rendered from them. The
- * template row stays locked while the campaign check runs, so a campaign that takes the same row with
+ * Soft delete: the name is free again, and the versions stay for the messages rendered from them. Refused
+ * while a campaign or a live automation sends with it. The template row stays locked while the campaign check runs, so a campaign that takes the same row with
  * FOR SHARE while it starts using the template cannot slip in between check and delete.
  */
 export async function deleteTemplate(db: Sequelize, workspaceId: string, templateId: string): Promise<TemplateDeletion> {
   return db.transaction(async (transaction) => {
     if (!(await lockTemplate(db, workspaceId, templateId, transaction))) return 'not_found';
-    if (await templateInUse(db, workspaceId, templateId, transaction)) return 'in_use';
+    if (await templateInUse(db, workspaceId, templateId, transaction)) return { inUseBy: 'campaign' };
+    const [automation] = await automationsUsing(db, workspaceId, { templateId }, transaction);
+    if (automation) return { inUseBy: 'automation', automation };
     await db.query('UPDATE templates SET deleted_at = now() WHERE workspace_id = $1 AND id = $2', {
       bind: [workspaceId, templateId],
       transaction,

@@ -6,7 +6,8 @@ import { loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
-import { insertDomain } from '../../db/repositories/domains';
+import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
+import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace } from '../helpers/factories';
@@ -45,7 +46,8 @@ describe('DKIM signing of outgoing mail', () => {
     });
     if (!('created' in claim)) throw new Error('domain not created');
     dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));
-    return { workspaceId, name, selector: key.selector };
+    await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
+    return { workspaceId, name, selector: key.selector, domainId: claim.created.id };
   }
 
   const compose = (from: string) =>
@@ -92,9 +94,25 @@ describe('DKIM signing of outgoing mail', () => {
     expect(await loadDkimKey(db, masterKey, other.workspaceId, `billing@${domain.name}`)).toBeNull();
   });
 
-  it('a sender domain the workspace has not added leaves the message as it is', async () => {
+  it('a sender domain the workspace has not added is refused, never sent unsigned', async () => {
     const { workspaceId } = await createWorkspace(db);
     const raw = await compose('someone@not-added.example.com');
-    expect(await sign(workspaceId, 'someone@not-added.example.com', raw)).toBe(raw);
+    await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(PermanentSendError);
+    await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(
+      'sender_not_authorized: the domain not-added.example.com is not a verified domain of this workspace',
+    );
+  });
+
+  it("another workspace's verified domain is refused: its key signs only its own workspace's mail", async () => {
+    const domain = await domainWithPublishedKey();
+    const other = await createWorkspace(db);
+    const raw = await compose(`ceo@${domain.name}`);
+    await expect(sign(other.workspaceId, `ceo@${domain.name}`, raw)).rejects.toThrow(/^sender_not_authorized/);
+  });
+
+  it('a domain whose verification failed has no key to sign with', async () => {
+    const domain = await domainWithPublishedKey();
+    await saveDomainCheck(db, domain.workspaceId, domain.domainId, { status: 'failed', detail: 'records removed', recordChecks: [] });
+    expect(await loadDkimKey(db, masterKey, domain.workspaceId, `news@${domain.name}`)).toBeNull();
   });
 });

@@ -286,7 +286,7 @@ it('a known contact\'s reply stores email.replied, which ends the journey whose 
       entry: 'hold',
       nodes: [
         { id: 'hold', type: 'wait', duration: 'P7D', next: 'follow' },
-        { id: 'follow', type: 'message', preferredChannel: 'email', templateByChannel: { email: (template.body as { id: string }).id }, next: null },
+        { id: 'follow', type: 'message', preferredChannel: 'email', templateByChannel: { email: (template.body as { id: string }).id }, from: inbox.address, next: null },
       ],
     },
   });

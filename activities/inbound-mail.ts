@@ -115,7 +115,7 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
   }
 
   /**
-   * Which thread the message joins (references first, then subject among the thread's vouched participants),
+   * Which thread the message joins (references first, then subject in a thread the sender is vouched in),
    * or null. Who may join how is chooseThread's rule; this gathers what it decides on.
    */
   async function threadOf(row: InboundToProcess, parsed: ParsedInbound, sender: SenderAuthentication, transaction: Transaction): Promise<ThreadChoice> {
@@ -132,7 +132,10 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
     }
     const normalizedSubject = normalizeSubject(parsed.subject);
     const now = row.createdAt;
-    const candidates = await subjectCandidates(db, row.inboxId, normalizedSubject, new Date(now.getTime() - SUBJECT_WINDOW_MS), transaction);
+    // Only an authenticated From may join by subject: for anyone else there is nothing to look up.
+    const candidates = sender.authenticated && parsed.fromAddress
+      ? await subjectCandidates(db, row.inboxId, { normalizedSubject, since: new Date(now.getTime() - SUBJECT_WINDOW_MS), sender: parsed.fromAddress }, transaction)
+      : [];
     return chooseThread({
       references,
       threadByReference,

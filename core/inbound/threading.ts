@@ -64,10 +64,10 @@ export interface SubjectCandidate {
   threadId: string;
   normalizedSubject: string;
   /**
-   * The thread's vouched participants, lower-case: the addresses we wrote to in it and the authenticated
-   * senders who wrote in it. Not threads.participants, which also holds what unauthenticated mail put in To and Cc.
+   * Whether the message's From is a vouched participant of the thread: we wrote to it there, or it wrote there
+   * with an authenticated From. Not threads.participants, which also holds what unauthenticated mail put in To and Cc.
    */
-  participants: readonly string[];
+  senderVouched: boolean;
   lastMessageAt: Date;
 }
 
@@ -117,7 +117,7 @@ export function chooseThread(query: ThreadQuery): ThreadChoice {
   const match = [...query.candidates]
     .filter((candidate) => candidate.normalizedSubject === query.normalizedSubject)
     .filter((candidate) => query.now.getTime() - candidate.lastMessageAt.getTime() <= query.subjectWindowMs)
-    .filter((candidate) => candidate.participants.some((address) => lower(address) === from))
+    .filter((candidate) => candidate.senderVouched)
     .sort((a, b) => b.lastMessageAt.getTime() - a.lastMessageAt.getTime())[0];
   return match ? { threadId: match.threadId, by: 'subject' } : null;
 }

@@ -103,10 +103,10 @@ describe('chooseThread', () => {
     now,
     subjectWindowMs: SUBJECT_WINDOW_MS,
   };
-  const candidate = (threadId: string, daysAgo: number, participants = ['alice@example.com'], normalizedSubject = 'invoice 42') => ({
+  const candidate = (threadId: string, daysAgo: number, senderVouched = true, normalizedSubject = 'invoice 42') => ({
     threadId,
     normalizedSubject,
-    participants,
+    senderVouched,
     lastMessageAt: new Date(now.getTime() - daysAgo * 86_400_000),
   });
   const referenced = (threadId: string, participants: string[] = ['bob@example.com']) => ({ threadId, participants });
@@ -136,8 +136,8 @@ describe('chooseThread', () => {
     expect(chooseThread({ ...base, candidates: [candidate('old', 5), candidate('new', 1)] })).toEqual({ threadId: 'new', by: 'subject' });
   });
 
-  it('the same subject with other correspondents starts a new thread', () => {
-    expect(chooseThread({ ...base, candidates: [candidate('t', 1, ['bob@example.com'])] })).toBeNull();
+  it('the same subject in a thread the sender is not vouched in starts a new thread', () => {
+    expect(chooseThread({ ...base, candidates: [candidate('t', 1, false)] })).toBeNull();
   });
 
   it('an unauthenticated From never joins by subject, even a thread it is vouched in', () => {
@@ -145,7 +145,7 @@ describe('chooseThread', () => {
   });
 
   it('a different subject starts a new thread', () => {
-    expect(chooseThread({ ...base, candidates: [candidate('t', 1, ['alice@example.com'], 'invoice 43')] })).toBeNull();
+    expect(chooseThread({ ...base, candidates: [candidate('t', 1, true, 'invoice 43')] })).toBeNull();
   });
 
   it('a thread quiet for longer than the window is not joined by subject', () => {
@@ -153,6 +153,6 @@ describe('chooseThread', () => {
   });
 
   it('an empty subject never threads by subject', () => {
-    expect(chooseThread({ ...base, normalizedSubject: '', candidates: [candidate('t', 1, ['alice@example.com'], '')] })).toBeNull();
+    expect(chooseThread({ ...base, normalizedSubject: '', candidates: [candidate('t', 1, true, '')] })).toBeNull();
   });
 });

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Sequelize, Transaction } from 'sequelize';
 import { isDmarcFailure, type InboundAuthResults } from '../core/inbound/auth-results';
 import type { InboundContactEventName } from '../core/inbound/contact-events';
-import { chooseThread, normalizeMessageId, normalizeSubject, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences } from '../core/inbound/threading';
+import { authenticateSender, type SenderAuthentication, senderMark } from '../core/inbound/sender-authentication';
+import { chooseThread, normalizeMessageId, normalizeSubject, type ReferencedThread, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences, type ThreadChoice } from '../core/inbound/threading';
 import { normaliseAddress } from '../core/identities';
 import type { BlobStore } from '../db/blob-store';
 import { acceptContactEvent, findEventByKey } from '../db/repositories/contact-events';
@@ -71,7 +72,7 @@ const authSummary = (auth: InboundAuthResults | null) =>
   };
 
 /** The `email.received` webhook payload (docs: webhooks). */
-function receivedEventData(row: InboundToProcess, parsed: ParsedInbound, threadId: string, contactId: string | null, isReply: boolean) {
+function receivedEventData(row: InboundToProcess, parsed: ParsedInbound, threadId: string, contactId: string | null, isReply: boolean, sender: SenderAuthentication) {
   return {
     inboxId: row.inboxId,
     threadId,
@@ -86,6 +87,8 @@ function receivedEventData(row: InboundToProcess, parsed: ParsedInbound, threadI
     attachments: parsed.attachments.length,
     auth: authSummary(row.auth),
     spoofed: isDmarcFailure(row.auth),
+    /** The From passed DMARC, or aligned SPF or DKIM: only then is it linked to a contact (docs/inboxes.md). */
+    authenticated: sender.authenticated,
     malformed: parsed.defects.length > 0,
     contactId,
     isReply,
@@ -111,24 +114,37 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
     return stored;
   }
 
-  /** Which thread the message joins (references first, then subject among the same correspondents), or null. */
-  async function threadOf(row: InboundToProcess, parsed: ParsedInbound, correspondents: string[], transaction: Transaction): Promise<string | null> {
+  /**
+   * Which thread the message joins (references first, then subject in a thread the sender is vouched in),
+   * or null. Who may join how is chooseThread's rule; this gathers what it decides on.
+   */
+  async function threadOf(row: InboundToProcess, parsed: ParsedInbound, sender: SenderAuthentication, transaction: Transaction): Promise<ThreadChoice> {
     const references = threadingReferences(parsed.inReplyTo, parsed.references);
     const providerIds = new Map(references.flatMap((reference) => {
       const providerId = sesProviderIdOf(reference);
       return providerId ? [[providerId, normalizeMessageId(reference)] as const] : [];
     }));
     const found = await threadsOfReferences(db, row.inboxId, { messageIds: references.map(normalizeMessageId), providerIds: [...providerIds.keys()] }, transaction);
-    const threadByReference = new Map<string, string>();
+    const threadByReference = new Map<string, ReferencedThread>();
     for (const match of found) {
       const reference = match.messageIdHeader ? normalizeMessageId(match.messageIdHeader) : providerIds.get(match.providerMessageId ?? '');
-      if (reference) threadByReference.set(reference, match.threadId);
+      if (reference) threadByReference.set(reference, { threadId: match.threadId, participants: match.participants });
     }
     const normalizedSubject = normalizeSubject(parsed.subject);
     const now = row.createdAt;
-    const candidates = await subjectCandidates(db, row.inboxId, normalizedSubject, new Date(now.getTime() - SUBJECT_WINDOW_MS), transaction);
-    const choice = chooseThread({ references, threadByReference, normalizedSubject, correspondents, candidates, now, subjectWindowMs: SUBJECT_WINDOW_MS });
-    return choice?.threadId ?? null;
+    // Only an authenticated From may join by subject: for anyone else there is nothing to look up.
+    const candidates = sender.authenticated && parsed.fromAddress
+      ? await subjectCandidates(db, row.inboxId, { normalizedSubject, since: new Date(now.getTime() - SUBJECT_WINDOW_MS), sender: parsed.fromAddress }, transaction)
+      : [];
+    return chooseThread({
+      references,
+      threadByReference,
+      normalizedSubject,
+      sender: { address: parsed.fromAddress, authenticated: sender.authenticated },
+      candidates,
+      now,
+      subjectWindowMs: SUBJECT_WINDOW_MS,
+    });
   }
 
   async function contactOf(workspaceId: string, address: string | null, transaction: Transaction): Promise<string | null> {
@@ -188,14 +204,17 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
           participants: correspondents,
           at: row.createdAt,
         };
-        const joined = await threadOf(row, parsed, correspondents, transaction);
-        const threadId = joined ?? (await createThread(db, arrival, transaction));
-        if (joined) await addToThread(db, joined, arrival, transaction);
-        const isReply = joined ? await threadHasSentMessage(db, row.workspaceId, joined, transaction) : false;
-        // A From that fails its domain's DMARC is not the contact's word: a spoofed "reply" must not end a journey.
-        const contactId = isDmarcFailure(row.auth) ? null : await contactOf(row.workspaceId, parsed.fromAddress, transaction);
+        const sender = authenticateSender(row.auth, parsed.fromAddress);
+        const joined = await threadOf(row, parsed, sender, transaction);
+        const threadId = joined?.threadId ?? (await createThread(db, arrival, transaction));
+        if (joined) await addToThread(db, joined.threadId, arrival, transaction);
+        const isReply = joined ? await threadHasSentMessage(db, row.workspaceId, joined.threadId, transaction) : false;
+        // Only an authenticated From is the contact's word: anyone can write a contact's address in From, and a
+        // spoofed "reply" must not fire email.replied, reach a goal or end a journey. It is kept, marked.
+        const contactId = sender.authenticated ? await contactOf(row.workspaceId, parsed.fromAddress, transaction) : null;
         await markProcessed(db, row.workspaceId, row.id, {
           threadId,
+          sender: senderMark(sender, joined?.by ?? 'new'),
           contactId,
           fromAddress: parsed.fromAddress,
           fromName: parsed.fromName,
@@ -212,7 +231,7 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
           defects: parsed.defects,
         }, transaction);
         await countReceived(db, row.workspaceId, row.inboxId, row.createdAt, transaction);
-        await insertPlatformEventOnce(db, row.workspaceId, { type: 'email.received', data: receivedEventData(row, parsed, threadId, contactId, isReply) }, row.id, transaction);
+        await insertPlatformEventOnce(db, row.workspaceId, { type: 'email.received', data: receivedEventData(row, parsed, threadId, contactId, isReply, sender) }, row.id, transaction);
         const contactEvent = contactId ? await storeContactEvent(row, parsed, threadId, contactId, isReply, transaction) : null;
         return { status: 'processed', threadId, contactEvent };
       });

@@ -15,6 +15,19 @@ export interface InboundAuthResults {
   dmarc: { result: AuthVerdict; headerFrom: string[]; domain: string | null; policy: string | null };
   /** Set when the evaluation itself could not run (the verdicts above are then `temperror`). */
   error?: string;
+  /** Added when the message is processed: what the verdicts mean for its From (sender-authentication.ts). */
+  sender?: SenderMark;
+}
+
+/**
+ * Whether the From was authenticated (`by` dmarc, dkim or spf) or not (`reason`), and how the message found its
+ * thread. Unauthenticated mail is kept and shown with this mark; it is linked to no contact and fires nothing.
+ */
+export interface SenderMark {
+  authenticated: boolean;
+  by: 'dmarc' | 'dkim' | 'spf' | null;
+  reason: 'no_evaluation' | 'from_mismatch' | 'dmarc_fail' | 'not_aligned' | null;
+  threadedBy: 'reference' | 'subject' | 'new';
 }
 
 /** A DMARC failure of the From domain: the message claims a sender whose domain does not vouch for it. */

@@ -1,6 +1,7 @@
 /**
  * Threading of inbox messages (decisions.md: by In-Reply-To/References, then by subject within the same
- * correspondents). Pure: the workflow's activity looks up candidates and asks these functions which one wins.
+ * correspondents, where a correspondent is one the thread can vouch for: see chooseThread). Pure: the
+ * workflow's activity looks up candidates and asks these functions which one wins.
  */
 
 /** Reply and forward prefixes of common clients and languages (Re, Fwd, Fw, AW, WG, SV, VS, Antw, RIF, TR, Réf). */
@@ -62,17 +63,28 @@ export function sesMessageIdHeader(providerId: string, region: string): string {
 export interface SubjectCandidate {
   threadId: string;
   normalizedSubject: string;
-  participants: readonly string[];
+  /**
+   * Whether the message's From is a vouched participant of the thread: we wrote to it there, or it wrote there
+   * with an authenticated From. Not threads.participants, which also holds what unauthenticated mail put in To and Cc.
+   */
+  senderVouched: boolean;
   lastMessageAt: Date;
+}
+
+/** A thread one of the message's references was found in. */
+export interface ReferencedThread {
+  threadId: string;
+  /** threads.participants: everyone in the conversation, as shown, lower-case. */
+  participants: readonly string[];
 }
 
 export interface ThreadQuery {
   /** threadingReferences of the message, and the thread each one was found in (absent: not ours). */
   references: readonly string[];
-  threadByReference: ReadonlyMap<string, string>;
+  threadByReference: ReadonlyMap<string, ReferencedThread>;
   normalizedSubject: string;
-  /** The message's correspondents (sender and recipients, the inbox's own address excluded), any case. */
-  correspondents: readonly string[];
+  /** The message's From, and whether it is authenticated (sender-authentication.ts). */
+  sender: { address: string | null; authenticated: boolean };
   candidates: readonly SubjectCandidate[];
   now: Date;
   /** Subject threading only joins threads this recent: an old "Hello" is a new conversation. */
@@ -83,19 +95,29 @@ export type ThreadChoice = { threadId: string; by: 'reference' | 'subject' } | n
 
 export const SUBJECT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** Which existing thread a message joins, or null for a new thread. */
+const lower = (address: string) => address.trim().toLowerCase();
+
+/**
+ * Which existing thread a message joins, or null for a new thread. A reference is a Message-ID only the thread's
+ * correspondents were sent, so it joins on its own when the sender is authenticated. From an unauthenticated
+ * sender it joins only when the From it claims is already in the thread: a leaked or guessed id then still
+ * cannot put a stranger into the conversation, since the agent's reply goes to that From, a participant. A
+ * subject proves nothing: it joins only the thread in which the authenticated From is a vouched participant;
+ * what the message put in To and Cc never counts, since anyone can write anything there.
+ */
 export function chooseThread(query: ThreadQuery): ThreadChoice {
+  const from = query.sender.address ? lower(query.sender.address) : null;
   for (const reference of query.references) {
-    const threadId = query.threadByReference.get(normalizeMessageId(reference));
-    if (threadId) return { threadId, by: 'reference' };
+    const thread = query.threadByReference.get(normalizeMessageId(reference));
+    if (!thread) continue;
+    if (query.sender.authenticated || (from && thread.participants.some((address) => lower(address) === from))) return { threadId: thread.threadId, by: 'reference' };
   }
   // An empty subject says nothing about the conversation: never thread on it.
-  if (!query.normalizedSubject) return null;
-  const people = new Set(query.correspondents.map((address) => address.toLowerCase()));
+  if (!query.normalizedSubject || !query.sender.authenticated || !from) return null;
   const match = [...query.candidates]
     .filter((candidate) => candidate.normalizedSubject === query.normalizedSubject)
     .filter((candidate) => query.now.getTime() - candidate.lastMessageAt.getTime() <= query.subjectWindowMs)
-    .filter((candidate) => candidate.participants.some((address) => people.has(address.toLowerCase())))
+    .filter((candidate) => candidate.senderVouched)
     .sort((a, b) => b.lastMessageAt.getTime() - a.lastMessageAt.getTime())[0];
   return match ? { threadId: match.threadId, by: 'subject' } : null;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { InboundAuthResults } from '../../core/inbound/auth-results';
+import type { InboundAuthResults, SenderMark } from '../../core/inbound/auth-results';
 import type { SubjectCandidate } from '../../core/inbound/threading';
 
 /**
@@ -70,34 +70,55 @@ export async function findInboundMessage(db: Sequelize, workspaceId: string, id:
 /**
  * The threads of the inbox's earlier messages that these ids name: by our Message-ID header (inbound ids are
  * stored normalized; ours are `<messages.id>@<sending domain>`), or by the provider id SES rewrote ours to.
- * Each answer says which id matched, so the caller keeps the nearest ancestor.
+ * Each answer says which id matched, so the caller keeps the nearest ancestor, and who is in that thread.
  */
 export async function threadsOfReferences(
   db: Sequelize,
   inboxId: string,
   ids: { messageIds: readonly string[]; providerIds: readonly string[] },
   transaction: Transaction,
-): Promise<Array<{ messageIdHeader: string | null; providerMessageId: string | null; threadId: string }>> {
+): Promise<Array<{ messageIdHeader: string | null; providerMessageId: string | null; threadId: string; participants: string[] }>> {
   if (!ids.messageIds.length && !ids.providerIds.length) return [];
   return db.query(
     // Both arms use their index (inbox_messages_header_idx, inbox_messages_provider_idx).
-    `SELECT message_id_header AS "messageIdHeader", NULL AS "providerMessageId", thread_id AS "threadId"
-       FROM inbox_messages WHERE inbox_id = $1 AND message_id_header = ANY ($2::text[]) AND thread_id IS NOT NULL
-     UNION ALL
-     SELECT NULL, provider_message_id, thread_id
-       FROM inbox_messages WHERE inbox_id = $1 AND provider_message_id = ANY ($3::text[]) AND thread_id IS NOT NULL`,
+    `SELECT r."messageIdHeader", r."providerMessageId", r."threadId", t.participants
+       FROM (SELECT message_id_header AS "messageIdHeader", NULL AS "providerMessageId", thread_id AS "threadId"
+               FROM inbox_messages WHERE inbox_id = $1 AND message_id_header = ANY ($2::text[]) AND thread_id IS NOT NULL
+             UNION ALL
+             SELECT NULL, provider_message_id, thread_id
+               FROM inbox_messages WHERE inbox_id = $1 AND provider_message_id = ANY ($3::text[]) AND thread_id IS NOT NULL) r
+       JOIN threads t ON t.id = r."threadId"`,
     { bind: [inboxId, ids.messageIds, ids.providerIds], type: QueryTypes.SELECT, transaction },
   );
 }
 
-/** Recent threads of the inbox with this normalized subject (threads_subject_idx), for subject threading. */
-export async function subjectCandidates(db: Sequelize, inboxId: string, normalizedSubject: string, since: Date, transaction: Transaction): Promise<SubjectCandidate[]> {
-  if (!normalizedSubject) return [];
+/**
+ * Recent threads of the inbox with this normalized subject (threads_subject_idx), for subject threading, each
+ * saying whether the sender is vouched in it (inbox_messages_thread_idx): we wrote to it there (our To, Cc or
+ * Bcc, which may be `Name <address>`), or it wrote there with an authenticated From (`auth.sender`, set by
+ * markProcessed). To and Cc of inbound mail are left out: an unauthenticated stranger could put anyone there.
+ * EXISTS stops at the first vouching message, so a thread the sender is in costs a few rows, whatever its size.
+ */
+export async function subjectCandidates(
+  db: Sequelize,
+  inboxId: string,
+  query: { normalizedSubject: string; since: Date; sender: string },
+  transaction: Transaction,
+): Promise<SubjectCandidate[]> {
+  if (!query.normalizedSubject) return [];
   return db.query<SubjectCandidate>(
-    `SELECT id AS "threadId", normalized_subject AS "normalizedSubject", participants, last_message_at AS "lastMessageAt"
-       FROM threads WHERE inbox_id = $1 AND normalized_subject = $2 AND last_message_at >= $3
-      ORDER BY last_message_at DESC LIMIT 20`,
-    { bind: [inboxId, normalizedSubject, since], type: QueryTypes.SELECT, transaction },
+    `SELECT t.id AS "threadId", t.normalized_subject AS "normalizedSubject", t.last_message_at AS "lastMessageAt",
+            EXISTS (SELECT 1 FROM inbox_messages m
+                     WHERE m.workspace_id = t.workspace_id AND m.thread_id = t.id
+                       AND ((m.direction = 'in' AND m.from_address = $4 AND m.auth -> 'sender' ->> 'authenticated' = 'true')
+                         OR (m.direction = 'out' AND m.status <> 'draft'
+                             AND EXISTS (SELECT 1 FROM unnest(m.to_addresses || m.cc_addresses || m.bcc_addresses) AS address
+                                          -- A plain address, or one in angle brackets after a name; no regex: four times cheaper over a long thread.
+                                          WHERE lower(address) = $4 OR right(lower(address), length($4) + 2) = '<' || $4 || '>')))
+            ) AS "senderVouched"
+       FROM threads t WHERE t.inbox_id = $1 AND t.normalized_subject = $2 AND t.last_message_at >= $3
+      ORDER BY t.last_message_at DESC LIMIT 20`,
+    { bind: [inboxId, query.normalizedSubject, query.since, query.sender.toLowerCase()], type: QueryTypes.SELECT, transaction },
   );
 }
 
@@ -161,6 +182,8 @@ export interface StoredAttachment {
 
 export interface ProcessedFields {
   threadId: string;
+  /** Merged into the stored verdicts as `auth.sender`: the API's message view shows it, subject threading reads it. */
+  sender: SenderMark;
   contactId: string | null;
   fromAddress: string | null;
   fromName: string | null;
@@ -182,12 +205,14 @@ export async function markProcessed(db: Sequelize, workspaceId: string, id: stri
   await db.query(
     `UPDATE inbox_messages SET status = 'processed', thread_id = $3, contact_id = $4, from_address = $5, from_name = $6,
         to_addresses = $7::text[], cc_addresses = $8::text[], subject = $9, html = $10, text = $11, reply_text = $12,
-        in_reply_to = $13, "references" = $14::text[], attachments = $15::jsonb, malformed = $16, parse_defects = $17::text[], updated_at = now()
+        in_reply_to = $13, "references" = $14::text[], attachments = $15::jsonb, malformed = $16, parse_defects = $17::text[],
+        auth = coalesce(auth, '{}'::jsonb) || jsonb_build_object('sender', $18::jsonb), updated_at = now()
       WHERE workspace_id = $1 AND id = $2 AND status = 'received'`,
     {
       bind: [
         workspaceId, id, fields.threadId, fields.contactId, fields.fromAddress, fields.fromName, fields.to, fields.cc, fields.subject,
         fields.html, fields.text, fields.replyText, fields.inReplyTo, fields.references, JSON.stringify(fields.attachments), fields.malformed, fields.defects,
+        JSON.stringify(fields.sender),
       ],
       transaction,
     },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -33,7 +33,7 @@ interface InboxMessageRow {
   malformed: boolean;
   parse_defects: string[];
   workflow_started_at: Date | null;
-  auth: { dmarc: { result: string } };
+  auth: { dmarc: { result: string }; sender: { authenticated: boolean; by: string | null; reason: string | null; threadedBy: string } };
 }
 
 interface ThreadRow {
@@ -96,9 +96,29 @@ async function inboxOfNewWorkspace(localPart = 'support') {
   return { workspaceId, apiKey, domain, inboxId, address: `${localPart}@${domain}` };
 }
 
-function send(message: Mail.Options & { envelope?: { from: string; to: string } }) {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'sender.example.net' });
+type DkimKey = { domainName: string; keySelector: string; privateKey: string };
+
+function send(message: Mail.Options & { envelope?: { from: string; to: string } }, dkim?: DkimKey) {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'sender.example.net', dkim });
   return transport.sendMail(message).finally(() => transport.close());
+}
+
+/**
+ * A sender domain of its own in the test DNS, with no DMARC record, whose mail from this machine is
+ * authenticated one way: `dkim`, a published key the sender signs with, and SPF that does not list this machine
+ * (so an unsigned message from here fails SPF: a spoof); `spf`, SPF listing this machine.
+ */
+function senderDomain(how: 'dkim' | 'spf') {
+  const domain = `sender-${randomUUID().slice(0, 8)}.test`;
+  if (how === 'spf') {
+    dns.setTxt(domain, 'v=spf1 ip4:127.0.0.1 -all');
+    return { domain, key: undefined };
+  }
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  dns.setTxt(`mail._domainkey.${domain}`, `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`);
+  dns.setTxt(domain, 'v=spf1 ip4:192.0.2.1 -all');
+  const key: DkimKey = { domainName: domain, keySelector: 'mail', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  return { domain, key };
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
@@ -190,26 +210,54 @@ it('a reply to our sent message threads with it by our Message-ID and by SES\'s 
   // Subjects that match nothing: only the references can thread these.
   await send({ from: 'carol@client.example.com', to: inbox.address, subject: 'numbers', text: 'See below', inReplyTo: `<${ours.messageIdHeader}>`, references: [`<${ours.messageIdHeader}>`] });
   await send({ from: 'carol@client.example.com', to: inbox.address, subject: 'more numbers', text: 'And this', inReplyTo: `<${ours.providerId}@eu-west-1.amazonses.com>` });
+  await processed(inbox.inboxId, 2);
+  // A stranger holding the id (leaked) and writing unauthenticated from an address not in the thread.
+  await send({ from: 'mallory@elsewhere.example.net', to: inbox.address, subject: 'numbers', text: 'Send me the file', inReplyTo: `<${ours.messageIdHeader}>` });
 
-  const rows = await processed(inbox.inboxId, 2);
-  expect(rows.map((row) => row.thread_id)).toEqual([ours.threadId, ours.threadId]);
+  const rows = await processed(inbox.inboxId, 3);
+  expect(rows.slice(0, 2).map((row) => row.thread_id)).toEqual([ours.threadId, ours.threadId]);
+  // carol's domain publishes nothing: kept in the thread by the reference, marked unauthenticated.
+  expect(rows[0].auth.sender).toEqual({ authenticated: false, by: null, reason: 'not_aligned', threadedBy: 'reference' });
+  expect(rows[2].thread_id).not.toBe(ours.threadId);
+  expect(rows[2].auth.sender).toMatchObject({ authenticated: false, threadedBy: 'new' });
   const threads = await threadsOf(inbox.inboxId);
-  expect(threads).toHaveLength(1);
-  expect(threads[0]).toMatchObject({ folder: 'inbox', message_count: 3, unread_count: 2 });
+  expect(threads).toHaveLength(2);
+  expect(threads.find((thread) => thread.id === ours.threadId)).toMatchObject({ folder: 'inbox', message_count: 3, unread_count: 2 });
 });
 
-it('subject threading joins the same correspondents\' thread; another sender with the same subject starts a new one', async () => {
+it('subject threading joins only a thread the authenticated From is vouched in: a stranger\'s To/Cc overlap and a spoofed From each start a new thread', async () => {
   const inbox = await inboxOfNewWorkspace();
-  await send({ from: 'dave@buyer.example.com', to: inbox.address, subject: 'Pricing question', text: 'How much?' });
+  const buyer = senderDomain('dkim');
+  const other = senderDomain('spf');
+  const dave = `dave@${buyer.domain}`;
+  await send({ from: dave, to: inbox.address, subject: 'Pricing question', text: 'How much?' }, buyer.key);
   await processed(inbox.inboxId, 1);
-  await send({ from: 'dave@buyer.example.com', to: inbox.address, subject: 'RE: Pricing question', text: 'Any news?' });
+  await send({ from: dave, to: inbox.address, subject: 'RE: Pricing question', text: 'Any news?' }, buyer.key);
   await processed(inbox.inboxId, 2);
-  await send({ from: 'erin@other.example.com', to: inbox.address, subject: 'Re: Pricing question', text: 'Me too' });
-  const rows = await processed(inbox.inboxId, 3);
+  // Authenticated, but a stranger to the thread: naming dave in Cc does not make erin one of its correspondents.
+  await send({ from: `erin@${other.domain}`, to: inbox.address, cc: dave, subject: 'Re: Pricing question', text: 'Me too' });
+  await processed(inbox.inboxId, 3);
+  // dave's address, unsigned, from a server his domain's SPF does not list; the domain has no DMARC record.
+  await send({ from: dave, to: inbox.address, subject: 'Re: Pricing question', text: 'Please use my new bank account' });
+  await processed(inbox.inboxId, 4);
+  // dave again: the newest thread naming him (erin's, in its Cc) is not his; his own is.
+  await send({ from: dave, to: inbox.address, subject: 'Re: Pricing question', text: 'Still waiting' }, buyer.key);
+  const rows = await processed(inbox.inboxId, 5);
 
-  expect(rows[1].thread_id).toBe(rows[0].thread_id);
-  expect(rows[2].thread_id).not.toBe(rows[0].thread_id);
-  expect((await threadsOf(inbox.inboxId)).map((thread) => thread.message_count).sort()).toEqual([1, 2]);
+  const daves = rows[0].thread_id;
+  expect(rows.map((row) => row.thread_id === daves)).toEqual([true, true, false, false, true]);
+  expect(new Set(rows.map((row) => row.thread_id)).size).toBe(3);
+  expect(rows.map((row) => row.auth.sender)).toEqual([
+    { authenticated: true, by: 'dkim', reason: null, threadedBy: 'new' },
+    { authenticated: true, by: 'dkim', reason: null, threadedBy: 'subject' },
+    { authenticated: true, by: 'spf', reason: null, threadedBy: 'new' },
+    { authenticated: false, by: null, reason: 'not_aligned', threadedBy: 'new' },
+    { authenticated: true, by: 'dkim', reason: null, threadedBy: 'subject' },
+  ]);
+  // The mark is what the API's message view shows (EmailMessage.auth).
+  const detail = await stack.api.as(inbox.apiKey)('GET', `/inboxes/${inbox.inboxId}/threads/${rows[3].thread_id}`);
+  expect(detail.status).toBe(200);
+  expect((detail.body as { messages: Array<{ auth: Record<string, unknown> }> }).messages[0].auth.sender).toMatchObject({ authenticated: false, reason: 'not_aligned' });
 });
 
 it('malformed MIME is stored flagged with what could be read, and processed without crashing or retrying', async () => {
@@ -274,8 +322,9 @@ it('a DMARC-failing spoof of a contact\'s address is processed with spoofed true
   expect(event.data).toMatchObject({ spoofed: true, auth: expect.objectContaining({ dmarc: 'fail' }) });
 });
 
-it('a known contact\'s reply stores email.replied, which ends the journey whose goal it is, and shows in the contact\'s journey', async () => {
+it('a spoofed reply from a domain without DMARC is kept marked and linked to no one, ending nothing; the contact\'s DKIM-aligned reply stores email.replied, which ends the journey whose goal it is', async () => {
   const inbox = await inboxOfNewWorkspace();
+  const graceDomain = senderDomain('dkim');
   const call = stack.api.as(inbox.apiKey);
   const template = await call('POST', '/templates', { name: 'Follow-up', format: 'html', subject: 'Follow-up', body: '<p>Hi</p>' });
   const automation = await call('POST', '/automations', {
@@ -293,16 +342,31 @@ it('a known contact\'s reply stores email.replied, which ends the journey whose 
   expect(automation.status).toBe(201);
   const automationId = (automation.body as { id: string }).id;
   expect((await call('POST', `/automations/${automationId}/activate`)).status).toBe(200);
-  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'Grace@Client.example.com', consent: 'opted_in' }] });
+  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: `Grace@${graceDomain.domain.toUpperCase()}`, consent: 'opted_in' }] });
   const contactId = (contact.body as { id: string }).id;
   expect((await call('POST', '/events', { event: 'quote_sent', contactId })).status).toBe(202);
   const enrollments = async () => (await call('GET', `/automations/${automationId}/enrollments`)).body as { data: Array<Record<string, string>> };
   await until('the contact waiting', enrollments, (page) => page.data.length === 1 && page.data[0].currentNodeId === 'hold');
 
-  const ours = await sentMessage(inbox, 'grace@client.example.com', 'Your quote');
-  await send({ from: 'Grace <grace@client.example.com>', to: inbox.address, subject: 'Re: Your quote', text: 'Yes, let us go ahead.', inReplyTo: `<${ours.messageIdHeader}>` });
-  const [row] = await processed(inbox.inboxId, 1);
+  const grace = `grace@${graceDomain.domain}`;
+  const ours = await sentMessage(inbox, grace, 'Your quote');
+
+  await send({ from: `Grace <${grace}>`, to: inbox.address, subject: 'Re: Your quote', text: 'Cancel it.', inReplyTo: `<${ours.messageIdHeader}>` });
+  const [spoof] = await processed(inbox.inboxId, 1);
+  await client.workflow.getHandle(inboundMailWorkflowId(spoof.id)).result();
+  // In the thread (the From it claims is in it, and a reply goes there), but marked and nobody's word.
+  expect(spoof).toMatchObject({ thread_id: ours.threadId, contact_id: null });
+  expect(spoof.auth.dmarc.result).toBe('none');
+  expect(spoof.auth.sender).toEqual({ authenticated: false, by: null, reason: 'not_aligned', threadedBy: 'reference' });
+  expect(await query('SELECT id FROM contact_events WHERE workspace_id = $1 AND name LIKE $2', [inbox.workspaceId, 'email.%'])).toEqual([]);
+  const [received] = await query<{ data: Record<string, unknown> }>("SELECT data FROM platform_events WHERE workspace_id = $1 AND type = 'email.received'", [inbox.workspaceId]);
+  expect(received.data).toMatchObject({ contactId: null, authenticated: false, spoofed: false });
+  expect((await enrollments()).data[0]).toMatchObject({ status: 'active', currentNodeId: 'hold' });
+
+  await send({ from: `Grace <${grace}>`, to: inbox.address, subject: 'Re: Your quote', text: 'Yes, let us go ahead.', inReplyTo: `<${ours.messageIdHeader}>` }, graceDomain.key);
+  const [, row] = await processed(inbox.inboxId, 2);
   expect(row.contact_id).toBe(contactId);
+  expect(row.auth.sender).toEqual({ authenticated: true, by: 'dkim', reason: null, threadedBy: 'reference' });
 
   const ended = await until('the journey ended', enrollments, (page) => page.data[0].status !== 'active');
   expect(ended.data[0]).toMatchObject({ status: 'exited', exitReason: 'goal_reached' });
@@ -320,11 +384,12 @@ it('a known contact\'s reply stores email.replied, which ends the journey whose 
   expect(journey.data.filter((entry) => entry.type === 'touch' && entry.name === 'email.replied')).toEqual([]);
 });
 
-it('a first mail from a known contact (no message of ours in its thread) stores email.received, not email.replied', async () => {
+it('a first mail from a known contact, SPF-aligned (no message of ours in its thread), stores email.received, not email.replied', async () => {
   const inbox = await inboxOfNewWorkspace();
   const call = stack.api.as(inbox.apiKey);
-  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'heidi@client.example.com' }] });
-  await send({ from: 'heidi@client.example.com', to: inbox.address, subject: 'Hello', text: 'First time writing' });
+  const heidi = `heidi@${senderDomain('spf').domain}`;
+  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: heidi }] });
+  await send({ from: heidi, to: inbox.address, subject: 'Hello', text: 'First time writing' });
   const [row] = await processed(inbox.inboxId, 1);
   expect(row.contact_id).toBe((contact.body as { id: string }).id);
   expect(await query('SELECT name FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([{ name: 'email.received' }]);

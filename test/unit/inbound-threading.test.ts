@@ -98,42 +98,54 @@ describe('chooseThread', () => {
     references: [],
     threadByReference: new Map(),
     normalizedSubject: 'invoice 42',
-    correspondents: ['Alice@Example.com'],
+    sender: { address: 'Alice@Example.com', authenticated: true },
     candidates: [],
     now,
     subjectWindowMs: SUBJECT_WINDOW_MS,
   };
-  const candidate = (threadId: string, daysAgo: number, participants = ['alice@example.com'], normalizedSubject = 'invoice 42') => ({
+  const candidate = (threadId: string, daysAgo: number, senderVouched = true, normalizedSubject = 'invoice 42') => ({
     threadId,
     normalizedSubject,
-    participants,
+    senderVouched,
     lastMessageAt: new Date(now.getTime() - daysAgo * 86_400_000),
   });
+  const referenced = (threadId: string, participants: string[] = ['bob@example.com']) => ({ threadId, participants });
+  const stranger = { address: 'mallory@evil.example', authenticated: false };
 
   it('the nearest known reference decides, before any subject match', () => {
     const choice = chooseThread({
       ...base,
       references: ['unknown@x', 'b@x', 'a@x'],
-      threadByReference: new Map([['a@x', 't-a'], ['b@x', 't-b']]),
+      threadByReference: new Map([['a@x', referenced('t-a')], ['b@x', referenced('t-b')]]),
       candidates: [candidate('t-subject', 0)],
     });
     expect(choice).toEqual({ threadId: 't-b', by: 'reference' });
   });
 
   it('a reference found in a different case of the domain still matches', () => {
-    expect(chooseThread({ ...base, references: ['a@X.Example'], threadByReference: new Map([['a@x.example', 't-a']]) })).toEqual({ threadId: 't-a', by: 'reference' });
+    expect(chooseThread({ ...base, references: ['a@X.Example'], threadByReference: new Map([['a@x.example', referenced('t-a')]]) })).toEqual({ threadId: 't-a', by: 'reference' });
   });
 
-  it('without a known reference, joins the most recent thread with the subject and a shared correspondent', () => {
+  it('a reference from an unauthenticated sender joins only a thread its From is already in', () => {
+    const threadByReference = new Map([['a@x', referenced('t-a', ['mallory@evil.example'])], ['b@x', referenced('t-b')]]);
+    expect(chooseThread({ ...base, sender: stranger, references: ['b@x'], threadByReference })).toBeNull();
+    expect(chooseThread({ ...base, sender: stranger, references: ['b@x', 'a@x'], threadByReference })).toEqual({ threadId: 't-a', by: 'reference' });
+  });
+
+  it('without a known reference, joins the most recent thread with the subject in which the authenticated From takes part', () => {
     expect(chooseThread({ ...base, candidates: [candidate('old', 5), candidate('new', 1)] })).toEqual({ threadId: 'new', by: 'subject' });
   });
 
-  it('the same subject with other correspondents starts a new thread', () => {
-    expect(chooseThread({ ...base, candidates: [candidate('t', 1, ['bob@example.com'])] })).toBeNull();
+  it('the same subject in a thread the sender is not vouched in starts a new thread', () => {
+    expect(chooseThread({ ...base, candidates: [candidate('t', 1, false)] })).toBeNull();
+  });
+
+  it('an unauthenticated From never joins by subject, even a thread it is vouched in', () => {
+    expect(chooseThread({ ...base, sender: { address: 'alice@example.com', authenticated: false }, candidates: [candidate('t', 1)] })).toBeNull();
   });
 
   it('a different subject starts a new thread', () => {
-    expect(chooseThread({ ...base, candidates: [candidate('t', 1, ['alice@example.com'], 'invoice 43')] })).toBeNull();
+    expect(chooseThread({ ...base, candidates: [candidate('t', 1, true, 'invoice 43')] })).toBeNull();
   });
 
   it('a thread quiet for longer than the window is not joined by subject', () => {
@@ -141,6 +153,6 @@ describe('chooseThread', () => {
   });
 
   it('an empty subject never threads by subject', () => {
-    expect(chooseThread({ ...base, normalizedSubject: '', candidates: [candidate('t', 1, ['alice@example.com'], '')] })).toBeNull();
+    expect(chooseThread({ ...base, normalizedSubject: '', candidates: [candidate('t', 1, true, '')] })).toBeNull();
   });
 });

@@ -157,7 +157,7 @@ export function automationRoutes(routes: RouteTable, { automations, enrollments,
   routes.get('/automations/:id/stats', 'automations:read', {
     summary: 'Counters per journey node, every version together: message steps skipped at run time, by reason',
     params: AutomationParams,
-    responses: { 200: { description: 'Nodes with counts, by node id', schema: AutomationStatsSchema }, 404: NOT_FOUND },
+    responses: { 200: { description: 'The current version\'s nodes in graph order, then nodes only earlier versions had', schema: AutomationStatsSchema }, 404: NOT_FOUND },
     handle: async ({ principal, params }) => ok(automationStatsView(params.id, await stats.stats(principal.workspaceId, params.id))),
   });
 }

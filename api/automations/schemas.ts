@@ -139,6 +139,8 @@ export const AutomationStatsSchema = z
     nodes: z.array(
       z.object({
         nodeId: z.string(),
+        nodeType: z.string().nullable().describe('null for a node only an earlier version has'),
+        label: z.string().nullable(),
         skipped: z.int().describe('Message steps skipped at this node, over every version'),
         skippedByReason: z.record(z.string(), z.int()).describe(`Those skips by reason: ${SKIP_REASONS}`),
       }),

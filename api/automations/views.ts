@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AutomationRecord, AutomationVersionRecord } from '../../db/repositories/automations';
-import type { NodeCounts } from '../../db/repositories/journey-skips';
 import type { EnrollmentWithSkips } from './enrollment';
+import type { NodeStats } from './stats';
 import type { AutomationDetailSchema, AutomationStatsSchema, AutomationSummarySchema, EnrollmentSchema } from './schemas';
 
 export function automationSummaryView(automation: AutomationRecord): z.infer<typeof AutomationSummarySchema> {
@@ -48,6 +48,9 @@ export function enrollmentView(enrollment: EnrollmentWithSkips): z.infer<typeof 
   };
 }
 
-export function automationStatsView(automationId: string, nodes: NodeCounts[]): z.infer<typeof AutomationStatsSchema> {
-  return { automationId, nodes: nodes.map((node) => ({ nodeId: node.nodeId, skipped: node.skipped, skippedByReason: node.skippedByReason })) };
+export function automationStatsView(automationId: string, nodes: NodeStats[]): z.infer<typeof AutomationStatsSchema> {
+  return {
+    automationId,
+    nodes: nodes.map((node) => ({ nodeId: node.nodeId, nodeType: node.nodeType, label: node.label, skipped: node.skipped, skippedByReason: node.skippedByReason })),
+  };
 }

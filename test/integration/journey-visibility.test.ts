@@ -93,7 +93,7 @@ it('a suppressed contact\'s message step is skipped, and its reason shows in the
 
   expect(await expectStatus(call('GET', `/automations/${automationId}/stats`), 200)).toEqual({
     automationId,
-    nodes: [{ nodeId: 'welcome', skipped: 1, skippedByReason: { suppressed: 1 } }],
+    nodes: [{ nodeId: 'welcome', nodeType: 'message', label: 'Welcome mail', skipped: 1, skippedByReason: { suppressed: 1 } }],
   });
 });
 

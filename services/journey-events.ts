@@ -25,7 +25,7 @@ import {
  * An event as a journey receives it (workflows/journey-signals.ts `JourneyEvent`): ids and what it
  * matched, never its properties. A signal's payload stays in the workflow's Temporal history, which
  * anyone with the Temporal UI reads; the properties stay in contact_events, behind the API's scopes, and
- * are matched here, where they are stored (docs/security.md "Journey signals carry ids").
+ * are matched here, where they are stored (docs/security.md "Journeys and Temporal history").
  */
 export interface JourneyEventPayload {
   eventId: string;

@@ -2,14 +2,31 @@ import type { Sequelize } from 'sequelize';
 import type { AudienceRules } from '../core/audience-rules';
 import { fieldsByKey } from '../core/custom-fields';
 import { contactTimeZone } from '../core/journeys/delivery-window';
+import { nodeLabelOf } from '../core/journeys/graph';
 import { nextLocalTime } from '../core/journeys/local-time';
 import { listCustomFields } from '../db/repositories/custom-fields';
 import { findJourneyContact } from '../db/repositories/journey-messages';
 import { finishEnrollment, type JourneyStep, type LoadedJourney, loadEnrollment, recordStep } from '../db/repositories/journey-progress';
 import { readJourneySettings } from '../db/repositories/journey-settings';
+import { recordSkip } from '../db/repositories/journey-skips';
 import { contactMatchesRules } from '../db/repositories/segments';
 import type { EnrollmentEnd } from '../workflows/journey-signals';
-import { enqueueJourneyMessage } from './journey-messages';
+import { enqueueJourneyMessage, type JourneyMessageOutcome } from './journey-messages';
+
+/**
+ * Queues a message node's message; a skip it decides is written down (journey_skips) before the activity
+ * answers, so the contact's journey, the enrollment list and the automation's stats show it, not only the
+ * workflow's Temporal history. `not_active` is not a skipped step: the enrollment or its automation
+ * already ended, and that end is what the contact's journey shows.
+ */
+async function enqueueOrRecordSkip(db: Sequelize, workspaceId: string, enrollmentId: string, nodeId: string, nowIso: string): Promise<JourneyMessageOutcome> {
+  const outcome = await enqueueJourneyMessage(db, workspaceId, enrollmentId, nodeId, nowIso);
+  if (outcome.state !== 'skipped' || outcome.reason === 'not_active') return outcome;
+  const journey = await loadEnrollment(db, workspaceId, enrollmentId);
+  const node = journey?.graph.nodes.find((candidate) => candidate.id === nodeId);
+  await recordSkip(db, workspaceId, { enrollmentId, nodeId, nodeLabel: node ? nodeLabelOf(node) : nodeId, reason: outcome.reason, at: new Date(nowIso) });
+  return outcome;
+}
 
 /**
  * The activities of the journey workflow (workflows/journey.ts). They touch only our database, and every
@@ -27,7 +44,7 @@ export function createJourneyActivities(deps: { db: Sequelize }) {
       recordStep(db, workspaceId, enrollmentId, step, new Date(atIso)),
 
     enqueueJourneyMessage: async (workspaceId: string, enrollmentId: string, nodeId: string, nowIso: string) =>
-      enqueueJourneyMessage(db, workspaceId, enrollmentId, nodeId, nowIso),
+      enqueueOrRecordSkip(db, workspaceId, enrollmentId, nodeId, nowIso),
 
     /** The next `atLocalTime` at or after `afterIso` in the contact's zone (its attribute, else the workspace's). */
     localTimeAfter: async (workspaceId: string, contactId: string, atLocalTime: string, afterIso: string): Promise<string> => {

@@ -25,6 +25,7 @@ import { telegramCallbackRoutes } from './callbacks/telegram';
 import { automationRoutes } from './automations/routes';
 import { createEnrollmentService } from './automations/enrollment';
 import { createAutomationLinks } from './automations/links';
+import { createAutomationStats } from './automations/stats';
 import { createAutomationSimulation } from './automations/simulation';
 import { createAutomationService } from './automations/service';
 import { campaignRoutes } from './campaigns/routes';
@@ -270,6 +271,7 @@ export function createApp(deps: AppDeps): Express {
     enrollments: createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
     simulation: createAutomationSimulation({ db, templateRenderer: deps.templateRenderer }),
     links: createAutomationLinks(db),
+    stats: createAutomationStats(db),
   });
   // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
   const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { inLanes } from '../core/lanes';
-import { matchesEvent } from '../core/journeys/graph';
+import { type EventMatched, matchedInVersion, matchesEvent } from '../core/journeys/graph';
 import { markEventProcessed, type StoredEvent } from '../db/repositories/contact-events';
 import {
   enrollByEvent,
@@ -21,12 +21,18 @@ import {
  * remembers.
  */
 
-/** An event as a journey receives it (workflows/journey-signals.ts `JourneyEvent`). */
+/**
+ * An event as a journey receives it (workflows/journey-signals.ts `JourneyEvent`): ids and what it
+ * matched, never its properties. A signal's payload stays in the workflow's Temporal history, which
+ * anyone with the Temporal UI reads; the properties stay in contact_events, behind the API's scopes, and
+ * are matched here, where they are stored (docs/security.md "Journeys and Temporal history").
+ */
 export interface JourneyEventPayload {
   eventId: string;
   name: string;
-  properties: Record<string, unknown>;
   occurredAt: string;
+  /** The goal and wait_for_event nodes of the enrollment's version it matched; absent on a start's trigger. */
+  matched?: EventMatched;
 }
 
 /**
@@ -62,11 +68,11 @@ export interface EventOutcome {
 /** Journeys started or signalled at once: enough for an event that fans out, few enough for a shared server. */
 const TEMPORAL_LANES = 8;
 
-const journeyEvent = (event: { id: string; name: string; properties: Record<string, unknown>; occurredAt: Date }): JourneyEventPayload => ({
+const journeyEvent = (event: { id: string; name: string; occurredAt: Date }, matched?: EventMatched): JourneyEventPayload => ({
   eventId: event.id,
   name: event.name,
-  properties: event.properties,
   occurredAt: event.occurredAt.toISOString(),
+  ...(matched && { matched }),
 });
 
 /**
@@ -101,7 +107,11 @@ export async function matchStoredEvent(deps: JourneyEventDeps, event: StoredEven
   const triggeredVersions = candidates.filter((candidate) => candidate.triggers.some((trigger) => matchesEvent(trigger, event)));
   const triggered = await enrollByEvent(db, event.workspaceId, event, triggeredVersions);
   const listeners = await listeningEnrollments(db, event.workspaceId, event.contactId, event);
-  const goalsCompleted = listeners.filter((listener) => listener.goal !== null && matchesEvent(listener.goal, event)).length;
+  // Listening is by name; a journey the properties match nothing of is not told at all.
+  const verdicts = listeners
+    .map((listener) => ({ enrollmentId: listener.enrollmentId, matched: matchedInVersion(listener, event) }))
+    .filter((verdict) => verdict.matched.goal || verdict.matched.nodeIds.length > 0);
+  const goalsCompleted = verdicts.filter((verdict) => verdict.matched.goal).length;
 
   let processed = false;
   try {
@@ -110,9 +120,8 @@ export async function matchStoredEvent(deps: JourneyEventDeps, event: StoredEven
       const unstarted = await unstartedOfEvent(db, event.workspaceId, event.id, triggeredVersions.map((version) => version.automationId));
       const started = await startEnrollments(deps, unstarted);
       if (started < unstarted.length) throw new Error(`${unstarted.length - started} journeys of event ${event.id} not started`);
-      const signal = journeyEvent(event);
-      await inLanes(listeners, TEMPORAL_LANES, async (listener) => {
-        await deps.journeys.signal(listener.enrollmentId, signal);
+      await inLanes(verdicts, TEMPORAL_LANES, async (verdict) => {
+        await deps.journeys.signal(verdict.enrollmentId, journeyEvent(event, verdict.matched));
       });
     });
     await markEventProcessed(db, event.workspaceId, event.id);

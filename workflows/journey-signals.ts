@@ -1,4 +1,5 @@
 import { defineSignal } from '@temporalio/workflow';
+import type { EventMatched } from '../core/journeys/graph';
 
 /**
  * What the outside world tells a running journey (`enrollment:<enrollmentId>`): a behavioural event of
@@ -9,8 +10,19 @@ export interface JourneyEvent {
   /** The stored event's id: a signal delivered twice (a retry, the sweeper) is counted once. */
   eventId: string;
   name: string;
-  properties: Record<string, unknown>;
   occurredAt: string;
+  /**
+   * What the event matched in this enrollment's version, decided where the event is stored
+   * (services/journey-events.ts): the signal carries ids and this verdict, never the event's properties,
+   * because a workflow's history is readable by anyone with the Temporal UI (docs/security.md). Absent on
+   * the trigger event of a start, which neither a goal nor a wait counts.
+   */
+  matched?: EventMatched;
+  /**
+   * Only in histories recorded before signals carried ids only: the workflow still matches these
+   * properties itself, so those runs replay and decide as they did.
+   */
+  properties?: Record<string, unknown>;
 }
 
 export const journeyEventSignal = defineSignal<[JourneyEvent]>('event');

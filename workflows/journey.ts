@@ -35,6 +35,17 @@ type Loaded = NonNullable<Awaited<ReturnType<Activities['loadJourney']>>>;
 const nowIso = (): string => new Date(Date.now()).toISOString();
 
 /**
+ * Whether an event reaches the journey's goal, or ends the wait_for_event node it waits at: the verdict
+ * the signal carries (matched where the event is stored, so no property enters the history). A signal
+ * recorded before that carries the properties instead, and is matched here as it was then.
+ */
+const reachesGoal = (journey: Loaded, event: JourneyEvent): boolean =>
+  event.matched ? event.matched.goal : journey.goal !== null && event.properties !== undefined && matchesEvent(journey.goal, { name: event.name, properties: event.properties });
+
+const endsWait = (node: WaitForEventNode, event: JourneyEvent): boolean =>
+  event.matched ? event.matched.nodeIds.includes(node.id) : event.properties !== undefined && matchesEvent(node, { name: event.name, properties: event.properties });
+
+/**
  * The journey of one enrollment, `enrollment:<enrollmentId>` (docs/journeys.md): it interprets the graph
  * of the version pinned when the contact entered, node by node, recording where the contact is, until
  * the graph ends, an exit node, the automation's goal, or an exit asked for through the API. Events of
@@ -62,8 +73,8 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
       return;
     }
     if (stop) return;
-    if (journey.goal && matchesEvent(journey.goal, event)) stop = { status: 'exited', reason: 'goal_reached' };
-    else if (waitingFor && matchesEvent(waitingFor, event)) eventArrived = true;
+    if (reachesGoal(journey, event)) stop = { status: 'exited', reason: 'goal_reached' };
+    else if (waitingFor && endsWait(waitingFor, event)) eventArrived = true;
   });
   setHandler(exitEnrollmentSignal, ({ reason }) => {
     stop ??= { status: 'exited', reason };
@@ -73,8 +84,7 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
   if (!loaded || loaded.status !== 'active') return { status: 'exited', reason: 'not_found' };
   journey = loaded;
   // An event that came while the journey loaded may be its goal; the event that enrolled the contact is not.
-  const goal = loaded.goal;
-  if (goal && early.some((event) => event.eventId !== loaded.triggerEventId && matchesEvent(goal, event))) stop ??= { status: 'exited', reason: 'goal_reached' };
+  if (early.some((event) => event.eventId !== loaded.triggerEventId && reachesGoal(loaded, event))) stop ??= { status: 'exited', reason: 'goal_reached' };
   const stopped = (): boolean => stop !== null;
 
   const finish = async (end: EnrollmentEnd): Promise<EnrollmentEnd> => {

@@ -5,6 +5,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { findAutomation } from '../../db/repositories/automations';
 import { type EnrollmentRecord, type EnrollmentStatus, exitEnrollment, listEnrollments } from '../../db/repositories/enrollments';
+import { type JourneySkip, skipsOfEnrollments } from '../../db/repositories/journey-skips';
 import { findList } from '../../db/repositories/lists';
 import { findSegment } from '../../db/repositories/segments';
 import type { EnrollAudience } from '../../core/journeys/enrollment';
@@ -20,10 +21,18 @@ export interface EnrollmentServiceDeps {
   temporalTimeoutMs?: number;
 }
 
+/** An enrollment with the message steps its journey skipped at run time (journey_skips). */
+export type EnrollmentWithSkips = EnrollmentRecord & { skippedSteps: JourneySkip[] };
+
 /** Enroll requests, and the enrollments of an automation: listed, and ended by hand. */
 export function createEnrollmentService(deps: EnrollmentServiceDeps) {
   const { db } = deps;
   const timeoutMs = deps.temporalTimeoutMs ?? 3_000;
+
+  const withSkips = async (workspaceId: string, rows: EnrollmentRecord[]): Promise<EnrollmentWithSkips[]> => {
+    const skips = await skipsOfEnrollments(db, workspaceId, rows.map((row) => row.id));
+    return rows.map((row) => ({ ...row, skippedSteps: skips.get(row.id) ?? [] }));
+  };
 
   return {
     /**
@@ -58,9 +67,11 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps) {
       return { id: requestId, queued: true, audience: 'listId' in audience ? ('list' as const) : 'segmentId' in audience ? ('segment' as const) : ('contacts' as const) };
     },
 
+    /** A page of the automation's enrollments, each with the message steps its journey skipped. */
     async list(workspaceId: string, automationId: string, page: { status?: EnrollmentStatus; limit: number; offset: number }) {
       if (!(await findAutomation(db, workspaceId, automationId))) throw AppError.notFound('Automation');
-      return listEnrollments(db, workspaceId, automationId, page);
+      const { rows, total } = await listEnrollments(db, workspaceId, automationId, page);
+      return { rows: await withSkips(workspaceId, rows), total };
     },
 
     /**
@@ -68,7 +79,7 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps) {
      * the truth: the journey reads it at its next step, so a signal lost to an unreachable Temporal only
      * delays the exit.
      */
-    async exit(workspaceId: string, automationId: string, enrollmentId: string): Promise<EnrollmentRecord> {
+    async exit(workspaceId: string, automationId: string, enrollmentId: string): Promise<EnrollmentWithSkips> {
       const outcome = await exitEnrollment(db, workspaceId, automationId, enrollmentId, 'manual');
       if (outcome.state === 'not-found') throw AppError.notFound('Enrollment');
       if (outcome.state === 'ended') throw new AppError('conflict', `The enrollment already ended (${outcome.status})`);
@@ -77,7 +88,8 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps) {
       } catch (err) {
         deps.logger.warn({ err, enrollmentId }, 'exit signal not delivered; the journey sees the exit at its next step');
       }
-      return outcome.enrollment;
+      const [exited] = await withSkips(workspaceId, [outcome.enrollment]);
+      return exited;
     },
   };
 }

@@ -4,6 +4,7 @@ import { InputErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import type { EnrollmentService } from './enrollment';
 import type { AutomationLinks } from './links';
+import type { AutomationStats } from './stats';
 import type { AutomationSimulation } from './simulation';
 import { SimulateBody, SimulationResultSchema } from './simulation-schemas';
 import {
@@ -14,6 +15,7 @@ import {
   AutomationListQuery,
   AutomationListSchema,
   AutomationParams,
+  AutomationStatsSchema,
   AutomationStatusSchema,
   CreateAutomationBody,
   EnrollmentListQuery,
@@ -23,7 +25,7 @@ import {
   UpdateAutomationBody,
 } from './schemas';
 import type { AutomationService } from './service';
-import { automationDetailView, automationSummaryView, enrollmentView } from './views';
+import { automationDetailView, automationStatsView, automationSummaryView, enrollmentView } from './views';
 
 const NOT_FOUND = { description: 'No such automation' };
 const NOT_NOW = { description: 'conflict: the automation is not in a status that allows this' };
@@ -34,9 +36,10 @@ export interface AutomationRouteServices {
   enrollments: EnrollmentService;
   simulation: AutomationSimulation;
   links: AutomationLinks;
+  stats: AutomationStats;
 }
 
-export function automationRoutes(routes: RouteTable, { automations, enrollments, simulation, links }: AutomationRouteServices): void {
+export function automationRoutes(routes: RouteTable, { automations, enrollments, simulation, links, stats }: AutomationRouteServices): void {
   const detail = async (workspaceId: string, automationId: string) => {
     const { automation, current } = await automations.detail(workspaceId, automationId);
     return ok(automationDetailView(automation, current));
@@ -149,5 +152,12 @@ export function automationRoutes(routes: RouteTable, { automations, enrollments,
     params: AutomationParams,
     responses: { 200: { description: 'Links, most unique clicks first', schema: LinkStatListSchema }, 404: NOT_FOUND },
     handle: async ({ principal, params }) => ok(linkStatsView(await links.links(principal.workspaceId, params.id))),
+  });
+
+  routes.get('/automations/:id/stats', 'automations:read', {
+    summary: 'Counters per journey node, every version together: message steps skipped at run time, by reason',
+    params: AutomationParams,
+    responses: { 200: { description: 'The current version\'s nodes in graph order, then nodes only earlier versions had', schema: AutomationStatsSchema }, 404: NOT_FOUND },
+    handle: async ({ principal, params }) => ok(automationStatsView(params.id, await stats.stats(principal.workspaceId, params.id))),
   });
 }

@@ -100,6 +100,17 @@ export const AutomationEnrollQueuedSchema = z
   .object({ id: z.uuid(), queued: z.boolean(), audience: z.enum(['list', 'segment', 'contacts']) })
   .meta({ id: 'AutomationEnrollQueued' });
 
+const SKIP_REASONS = 'suppressed, no_reachable_identity, no_sender, quota_exceeded, ...';
+
+const SkippedStepSchema = z
+  .object({
+    nodeId: z.string(),
+    nodeLabel: z.string(),
+    reason: z.string().describe(`Why no message went: ${SKIP_REASONS}`),
+    at: z.iso.datetime(),
+  })
+  .meta({ id: 'SkippedJourneyStep' });
+
 export const EnrollmentSchema = z
   .object({
     id: z.uuid(),
@@ -114,9 +125,25 @@ export const EnrollmentSchema = z
     exitReason: z.string().nullable(),
     enteredAt: z.iso.datetime(),
     exitedAt: z.iso.datetime().nullable(),
+    skippedSteps: z.array(SkippedStepSchema).describe('Message steps the journey skipped at run time, oldest first'),
   })
   .meta({ id: 'Enrollment' });
 
 export const EnrollmentListSchema = z
   .object({ data: z.array(EnrollmentSchema), total: z.int(), limit: z.int(), offset: z.int() })
   .meta({ id: 'EnrollmentList' });
+
+export const AutomationStatsSchema = z
+  .object({
+    automationId: z.uuid(),
+    nodes: z.array(
+      z.object({
+        nodeId: z.string(),
+        nodeType: z.string().nullable().describe('null for a node only an earlier version has'),
+        label: z.string().nullable(),
+        skipped: z.int().describe('Message steps skipped at this node, over every version'),
+        skippedByReason: z.record(z.string(), z.int()).describe(`Those skips by reason: ${SKIP_REASONS}`),
+      }),
+    ),
+  })
+  .meta({ id: 'AutomationStats' });

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { AutomationRecord, AutomationVersionRecord } from '../../db/repositories/automations';
-import type { EnrollmentRecord } from '../../db/repositories/enrollments';
-import type { AutomationDetailSchema, AutomationSummarySchema, EnrollmentSchema } from './schemas';
+import type { EnrollmentWithSkips } from './enrollment';
+import type { NodeStats } from './stats';
+import type { AutomationDetailSchema, AutomationStatsSchema, AutomationSummarySchema, EnrollmentSchema } from './schemas';
 
 export function automationSummaryView(automation: AutomationRecord): z.infer<typeof AutomationSummarySchema> {
   const { triggers } = automation.draft;
@@ -29,7 +30,7 @@ export function automationDetailView(automation: AutomationRecord, current: Auto
   };
 }
 
-export function enrollmentView(enrollment: EnrollmentRecord): z.infer<typeof EnrollmentSchema> {
+export function enrollmentView(enrollment: EnrollmentWithSkips): z.infer<typeof EnrollmentSchema> {
   return {
     id: enrollment.id,
     automationId: enrollment.automationId,
@@ -43,5 +44,13 @@ export function enrollmentView(enrollment: EnrollmentRecord): z.infer<typeof Enr
     exitReason: enrollment.exitReason,
     enteredAt: enrollment.enteredAt.toISOString(),
     exitedAt: enrollment.exitedAt ? enrollment.exitedAt.toISOString() : null,
+    skippedSteps: enrollment.skippedSteps.map((skip) => ({ nodeId: skip.nodeId, nodeLabel: skip.nodeLabel, reason: skip.reason, at: skip.at.toISOString() })),
+  };
+}
+
+export function automationStatsView(automationId: string, nodes: NodeStats[]): z.infer<typeof AutomationStatsSchema> {
+  return {
+    automationId,
+    nodes: nodes.map((node) => ({ nodeId: node.nodeId, nodeType: node.nodeType, label: node.label, skipped: node.skipped, skippedByReason: node.skippedByReason })),
   };
 }

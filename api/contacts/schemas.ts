@@ -126,14 +126,18 @@ export const ContactJourneyEntrySchema = z
   .object({
     type: z.enum(['message_sent', 'email_received', 'touch', 'conversion', 'note', 'enrollment']),
     at: z.iso.datetime(),
-    kind: z.string().optional().describe('touch: event, for a behavioural event; message_sent: automation, for a journey message'),
+    kind: z.string().optional().describe('touch: event, for a behavioural event; message_sent: automation, for a journey message; note: automation, for a skipped journey step'),
     name: z.string().optional().describe('touch: the event name'),
     phase: z.enum(['entered', 'current', 'exited']).optional().describe('enrollment: entered, where it stands now (active only), or exited'),
     enrollmentId: z.uuid().optional(),
     automationId: z.uuid().nullable().optional(),
     automationName: z.string().optional(),
-    status: z.string().optional().describe('enrollment: active, completed or exited; message_sent: the message status'),
-    nodeId: z.string().nullable().optional().describe('enrollment (current) and message_sent: the journey node'),
+    status: z.string().optional().describe('enrollment: active, completed or exited; message_sent: the message status; note of kind automation: skipped'),
+    skipReason: z
+      .string()
+      .optional()
+      .describe('note of kind automation: why the journey skipped its message step (suppressed, no_reachable_identity, no_sender, quota_exceeded, ...)'),
+    nodeId: z.string().nullable().optional().describe('enrollment (current), message_sent and note (skipped step): the journey node'),
     nodeType: z.string().nullable().optional(),
     nodeLabel: z.string().nullable().optional().describe('The node\'s label; for a message step, the email subject'),
     exitReason: z.string().nullable().optional().describe('enrollment (exited): completed, exit_node, goal_reached, manual, archived'),

@@ -4,6 +4,7 @@ import { INBOUND_CONTACT_EVENTS } from '../../core/inbound/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
+import { skipsOfContact } from '../../db/repositories/journey-skips';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
@@ -16,7 +17,7 @@ import { segmentCondition } from './segment-condition';
 import { upsertContact } from './upsert';
 
 /** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
-export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'email_received'; at: Date } & Record<string, unknown>;
+export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'email_received' | 'note'; at: Date } & Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -111,17 +112,18 @@ export function createContactService(db: Sequelize) {
     /**
      * The contact's timeline, newest first: behavioural events (touches of kind `event`), its enrollments
      * (entered, where it stands while active, exited with the reason), the messages journeys sent it, and
-     * the mail it sent to the workspace's inboxes (`email_received`). Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
+     * the mail it sent to the workspace's inboxes (`email_received`), and the message steps its journeys skipped (`note`). Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
      */
     async journey(workspaceId: string, contactId: string, page: { limit: number; before?: string }): Promise<JourneyEntry[]> {
       await requireContact(workspaceId, contactId);
       const window = { limit: page.limit, before: page.before ? new Date(page.before) : undefined };
-      const [events, enrollments, messages, received] = await Promise.all([
+      const [events, enrollments, messages, received, skips] = await Promise.all([
         // A contact's mail is its `email_received` entry; the contact event it also made would repeat it.
         contactEvents(db, workspaceId, contactId, { ...window, exceptNames: INBOUND_CONTACT_EVENTS }),
         enrollmentEntries(db, workspaceId, contactId, window),
         journeyMessageEntries(db, workspaceId, contactId, window),
         receivedMailOfContact(db, workspaceId, contactId, window),
+        skipsOfContact(db, workspaceId, contactId, window),
       ]);
       const entries: JourneyEntry[] = [
         ...events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name })),
@@ -150,6 +152,21 @@ export function createContactService(db: Sequelize) {
           nodeType: 'message',
           // The spec: a message step is labelled by its email subject.
           nodeLabel: message.subject ?? 'message',
+        })),
+        // A message step skipped at run time. Nothing was sent, so not `message_sent`: the spec's closed list of
+        // entry types has `note` for what the timeline tells without a message (docs/journeys.md).
+        ...skips.map((skip) => ({
+          type: 'note' as const,
+          at: skip.at,
+          kind: 'automation',
+          status: 'skipped',
+          skipReason: skip.reason,
+          enrollmentId: skip.enrollmentId,
+          automationId: skip.automationId,
+          automationName: skip.automationName,
+          nodeId: skip.nodeId,
+          nodeType: 'message',
+          nodeLabel: skip.nodeLabel,
         })),
         ...received.map((mail) => ({
           type: 'email_received' as const,

@@ -89,6 +89,23 @@ export function matchesEvent(want: { event: string; match: Record<string, string
   });
 }
 
+/** What an event matched in one enrollment's version: its goal, and the wait_for_event nodes it would end. */
+export interface EventMatched {
+  goal: boolean;
+  nodeIds: string[];
+}
+
+/**
+ * Matches an event against a version's goal and wait_for_event nodes where its properties are (the API,
+ * the sweeper), so the journey is told only what matched and never sees the properties themselves.
+ */
+export function matchedInVersion(version: { goal: EventMatch | null; graph: JourneyGraph }, event: { name: string; properties: Record<string, unknown> }): EventMatched {
+  return {
+    goal: version.goal !== null && matchesEvent(version.goal, event),
+    nodeIds: version.graph.nodes.filter((node) => node.type === 'wait_for_event' && matchesEvent(node, event)).map((node) => node.id),
+  };
+}
+
 /** A node by id; the graph was checked at publication, so a missing one is a bug. */
 export function nodeById(graph: JourneyGraph, id: string): JourneyNode {
   const node = graph.nodes.find((candidate) => candidate.id === id);

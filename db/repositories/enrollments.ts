@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { EventMatch } from '../../core/journeys/graph';
+import type { EventMatch, JourneyGraph } from '../../core/journeys/graph';
 
 export type EnrollmentStatus = 'active' | 'completed' | 'exited';
 export type EnrollmentSource = 'event' | 'list' | 'segment' | 'contacts';
@@ -142,7 +142,8 @@ export async function enrollByEvent(
 
 /** An enrollment whose journey was not yet started, with the event that triggered it, if any. */
 export interface UnstartedEnrollment extends NewEnrollment {
-  triggerEvent: { id: string; name: string; properties: Record<string, unknown>; occurredAt: Date } | null;
+  /** Ids and name only: the journey is started with them, and its history never holds the properties. */
+  triggerEvent: { id: string; name: string; occurredAt: Date } | null;
 }
 
 interface UnstartedRow {
@@ -152,13 +153,12 @@ interface UnstartedRow {
   contact_id: string;
   event_id: string | null;
   event_name: string | null;
-  event_properties: Record<string, unknown> | null;
   event_occurred_at: Date | null;
 }
 
 const UNSTARTED_SELECT = `
   SELECT e.id, e.workspace_id, e.automation_id, e.contact_id,
-    ev.id AS event_id, ev.name AS event_name, ev.properties AS event_properties, ev.occurred_at AS event_occurred_at
+    ev.id AS event_id, ev.name AS event_name, ev.occurred_at AS event_occurred_at
   FROM enrollments e LEFT JOIN contact_events ev ON ev.workspace_id = e.workspace_id AND ev.id = e.trigger_event_id`;
 
 const toUnstarted = (row: UnstartedRow): UnstartedEnrollment => ({
@@ -169,7 +169,7 @@ const toUnstarted = (row: UnstartedRow): UnstartedEnrollment => ({
   triggerEvent:
     row.event_id === null
       ? null
-      : { id: row.event_id, name: row.event_name as string, properties: row.event_properties ?? {}, occurredAt: row.event_occurred_at as Date },
+      : { id: row.event_id, name: row.event_name as string, occurredAt: row.event_occurred_at as Date },
 });
 
 /**
@@ -204,10 +204,11 @@ export async function markEnrollmentsStarted(db: Sequelize, enrollmentIds: reado
   await db.query('UPDATE enrollments SET started_at = now() WHERE id = ANY($1::uuid[]) AND started_at IS NULL', { bind: [enrollmentIds] });
 }
 
-/** A running enrollment of the contact that reacts to an event name, with its version's goal. */
+/** A running enrollment of the contact that reacts to an event name, with its version's goal and graph. */
 export interface ListeningEnrollment {
   enrollmentId: string;
   goal: EventMatch | null;
+  graph: JourneyGraph;
 }
 
 /**
@@ -220,13 +221,13 @@ export async function listeningEnrollments(
   contactId: string,
   event: { id: string; name: string },
 ): Promise<ListeningEnrollment[]> {
-  const rows = await db.query<{ id: string; goal: EventMatch | null }>(
-    `SELECT e.id, v.goal FROM enrollments e JOIN automation_versions v ON v.id = e.version_id
+  const rows = await db.query<{ id: string; goal: EventMatch | null; graph: JourneyGraph }>(
+    `SELECT e.id, v.goal, v.graph FROM enrollments e JOIN automation_versions v ON v.id = e.version_id
      WHERE e.workspace_id = $1 AND e.contact_id = $2 AND e.status = 'active' AND v.listens @> ARRAY[$3::text]
        AND e.trigger_event_id IS DISTINCT FROM $4::uuid`,
     { bind: [workspaceId, contactId, event.name, event.id], type: QueryTypes.SELECT },
   );
-  return rows.map((row) => ({ enrollmentId: row.id, goal: row.goal }));
+  return rows.map((row) => ({ enrollmentId: row.id, goal: row.goal, graph: row.graph }));
 }
 
 export async function findEnrollment(db: Sequelize, workspaceId: string, automationId: string, enrollmentId: string): Promise<EnrollmentRecord | null> {

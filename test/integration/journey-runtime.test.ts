@@ -226,6 +226,21 @@ describe('the journey message', () => {
     expect(await messagesOf(nobody)).toEqual([]);
   });
 
+  it('a skip is written down by the activity that decides it: once per enrollment and node, and counted once, however often the activity is retried', async () => {
+    const nobody = await journey(chain, { identities: [] });
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      expect(await activities().enqueueJourneyMessage(nobody.workspaceId, nobody.enrollmentId, 'hello', new Date().toISOString())).toEqual({ state: 'skipped', reason: 'no_reachable_identity' });
+    }
+    const skips = await api.db.query('SELECT node_id, reason, node_label FROM journey_skips WHERE workspace_id = $1 AND enrollment_id = $2', {
+      bind: [nobody.workspaceId, nobody.enrollmentId], type: QueryTypes.SELECT,
+    });
+    expect(skips).toEqual([{ node_id: 'hello', reason: 'no_reachable_identity', node_label: 'message' }]);
+    const counts = await api.db.query('SELECT node_id, outcome, count FROM journey_node_counts WHERE workspace_id = $1 AND automation_id = $2', {
+      bind: [nobody.workspaceId, nobody.automationId], type: QueryTypes.SELECT,
+    });
+    expect(counts).toEqual([{ node_id: 'hello', outcome: 'skipped:no_reachable_identity', count: '1' }]);
+  });
+
   it('carries the node\'s ready attachments (a pending one is left out); email without any sender is skipped no_sender', async () => {
     const ready = randomUUID();
     const pending = randomUUID();

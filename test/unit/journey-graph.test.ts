@@ -11,7 +11,7 @@ import {
 } from '../../core/journeys/delivery-window';
 import { MAX_DURATION_MS, parseDuration } from '../../core/journeys/durations';
 import { type GraphInput, GraphSchema } from '../../core/journeys/graph-schema';
-import { matchesEvent, nodeLabelOf } from '../../core/journeys/graph';
+import { type JourneyGraph, matchedInVersion, matchesEvent, nodeLabelOf } from '../../core/journeys/graph';
 import { isTimeZone, localMinutes, minutesOf, nextLocalTime, zonedMoment } from '../../core/journeys/local-time';
 import { checkedGraph, graphIssues, listenedEvents, templateIdsOf } from '../../core/journeys/validation';
 
@@ -262,6 +262,21 @@ describe('journey graph checks', () => {
     expect(matchesEvent(want, { name: 'purchase', properties: { plan: 'Pro', qty: 2, gift: true } })).toBe(false);
     expect(matchesEvent(want, { name: 'refund', properties: { plan: 'pro', qty: 2, gift: true } })).toBe(false);
     expect(matchesEvent({ event: 'x', match: { o: '[object Object]' } }, { name: 'x', properties: { o: {} } })).toBe(false);
+  });
+
+  it('an event is matched against a version where it is stored: the goal, and every wait_for_event node it would end', () => {
+    const graph: JourneyGraph = {
+      entry: 'paid',
+      nodes: [
+        { id: 'paid', type: 'wait_for_event', event: 'purchase', match: { plan: 'pro' }, timeoutMs: 1, onEvent: 'any', onTimeout: null },
+        { id: 'any', type: 'wait_for_event', event: 'purchase', match: {}, timeoutMs: 1, onEvent: 'other', onTimeout: null },
+        { id: 'other', type: 'wait_for_event', event: 'refund', match: {}, timeoutMs: 1, onEvent: null, onTimeout: null },
+      ],
+    };
+    const goal = { event: 'purchase', match: { plan: 'pro' } };
+    expect(matchedInVersion({ goal, graph }, { name: 'purchase', properties: { plan: 'pro' } })).toEqual({ goal: true, nodeIds: ['paid', 'any'] });
+    expect(matchedInVersion({ goal, graph }, { name: 'purchase', properties: { plan: 'free' } })).toEqual({ goal: false, nodeIds: ['any'] });
+    expect(matchedInVersion({ goal: null, graph }, { name: 'signup', properties: {} })).toEqual({ goal: false, nodeIds: [] });
   });
 
   it('a node is labelled by its label, a message by its subject, else by its type in words', () => {

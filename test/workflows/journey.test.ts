@@ -128,14 +128,14 @@ describe('journey workflow', () => {
     expect(enrollment.ends).toEqual([{ status: 'completed', reason: 'completed' }]);
   });
 
-  it('a goal event mid-wait exits with goal_reached and no later message; an event that is not the goal changes nothing', async () => {
+  it('an event matched to the goal mid-wait exits with goal_reached and no later message; one that matched nothing changes nothing', async () => {
     const enrollment = new FakeEnrollment(THREE_STEPS, { event: 'order.placed', match: { plan: 'pro' } });
     const worker = await workerFor(enrollment);
     await worker.runUntil(async () => {
       const handle = await start();
       await eventually(() => enrollment.steps.includes('two-days'), 'the journey waiting its two days');
-      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', properties: { plan: 'free' }, occurredAt: new Date().toISOString() });
-      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', properties: { plan: 'pro' }, occurredAt: new Date().toISOString() });
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', matched: { goal: false, nodeIds: [] }, occurredAt: new Date().toISOString() });
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', matched: { goal: true, nodeIds: [] }, occurredAt: new Date().toISOString() });
       expect(await handle.result()).toEqual({ status: 'exited', reason: 'goal_reached' });
     });
     enrollment.expectEachMessageOnce(['welcome']);
@@ -152,7 +152,7 @@ describe('journey workflow', () => {
       const enrollmentId = randomUUID();
       return env.workflowClient.signalWithStart(journeyWorkflow, {
         taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [{ workspaceId: randomUUID(), enrollmentId }],
-        signal: journeyEventSignal, signalArgs: [{ eventId, name: 'order.placed', properties: {}, occurredAt: new Date().toISOString() }],
+        signal: journeyEventSignal, signalArgs: [{ eventId, name: 'order.placed', matched: { goal: true, nodeIds: [] }, occurredAt: new Date().toISOString() }],
       });
     };
     await (await workerFor(triggered)).runUntil(async () => {
@@ -181,6 +181,19 @@ describe('journey workflow', () => {
     enrollment.expectEachMessageOnce(['welcome']);
   });
 
+  it('a signal of the shape recorded before signals carried ids only (properties, no verdict) is still matched against the goal', async () => {
+    const enrollment = new FakeEnrollment(THREE_STEPS, { event: 'order.placed', match: { plan: 'pro' } });
+    const worker = await workerFor(enrollment);
+    await worker.runUntil(async () => {
+      const handle = await start();
+      await eventually(() => enrollment.steps.includes('two-days'), 'the journey waiting its two days');
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', properties: { plan: 'free' }, occurredAt: new Date().toISOString() });
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'order.placed', properties: { plan: 'pro' }, occurredAt: new Date().toISOString() });
+      expect(await handle.result()).toEqual({ status: 'exited', reason: 'goal_reached' });
+    });
+    enrollment.expectEachMessageOnce(['welcome']);
+  });
+
   const WAIT_FOR_CLICK: JourneyGraph = {
     entry: 'hello',
     nodes: [
@@ -201,7 +214,7 @@ describe('journey workflow', () => {
       // Time skips only while a result is awaited: move the clock past the hour's wait by hand.
       await env.sleep(2 * HOUR);
       await eventually(() => enrollment.steps.includes('click'), 'the journey at the wait_for_event');
-      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() });
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'link.clicked', matched: { goal: false, nodeIds: ['click'] }, occurredAt: new Date().toISOString() });
       expect(await handle.result()).toEqual({ status: 'completed', reason: 'completed' });
     });
     enrollment.expectEachMessageOnce(['hello', 'thanks']);
@@ -215,11 +228,25 @@ describe('journey workflow', () => {
     await worker.runUntil(async () => {
       const handle = await start();
       await eventually(() => enrollment.steps.includes('pause'), 'the journey in the wait before');
-      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() });
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'link.clicked', matched: { goal: false, nodeIds: ['click'] }, occurredAt: new Date().toISOString() });
       expect(await handle.result()).toEqual({ status: 'completed', reason: 'completed' });
     });
     enrollment.expectEachMessageOnce(['hello', 'reminder']);
     expect((enrollment.queued.get('reminder') ?? 0) - (enrollment.queued.get('hello') ?? 0)).toBeGreaterThanOrEqual(3 * DAY + HOUR);
+  });
+
+  it('wait_for_event is ended only by an event matched to its own node: one matched to another node leaves it to time out', async () => {
+    const enrollment = new FakeEnrollment(WAIT_FOR_CLICK);
+    const worker = await workerFor(enrollment);
+    await worker.runUntil(async () => {
+      const handle = await start();
+      await eventually(() => enrollment.steps.includes('pause'), 'the journey in the wait before');
+      await env.sleep(2 * HOUR);
+      await eventually(() => enrollment.steps.includes('click'), 'the journey at the wait_for_event');
+      await handle.signal(journeyEventSignal, { eventId: randomUUID(), name: 'link.clicked', matched: { goal: false, nodeIds: ['elsewhere'] }, occurredAt: new Date().toISOString() });
+      expect(await handle.result()).toEqual({ status: 'completed', reason: 'completed' });
+    });
+    enrollment.expectEachMessageOnce(['hello', 'reminder']);
   });
 
   it('an event delivered twice (a retried signal, the sweeper) is counted once', async () => {
@@ -232,7 +259,7 @@ describe('journey workflow', () => {
     await worker.runUntil(async () => {
       const handle = await start();
       await eventually(() => enrollment.steps.includes('first'), 'the journey at its first wait');
-      const event = { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() };
+      const event = { eventId: randomUUID(), name: 'link.clicked', matched: { goal: false, nodeIds: ['first', 'second'] }, occurredAt: new Date().toISOString() };
       await handle.signal(journeyEventSignal, event);
       await eventually(() => enrollment.steps.includes('second'), 'the journey at its second wait');
       await handle.signal(journeyEventSignal, event);
@@ -257,7 +284,7 @@ describe('journey workflow', () => {
     await worker.runUntil(async () => {
       const handle = await start();
       await eventually(() => enrollment.steps.includes('first'), 'the journey at its first wait');
-      const event = { eventId: randomUUID(), name: 'link.clicked', properties: {}, occurredAt: new Date().toISOString() };
+      const event = { eventId: randomUUID(), name: 'link.clicked', matched: { goal: false, nodeIds: ['first', 'last'] }, occurredAt: new Date().toISOString() };
       await handle.signal(journeyEventSignal, event);
       await eventually(() => enrollment.steps.includes('last'), 'the journey at its last wait, in its second run');
       const described = await env.workflowClient.getHandle(handle.workflowId).describe();

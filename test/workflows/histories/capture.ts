@@ -34,7 +34,7 @@ async function capture(env: TimeSkippingEnv, scenario: HistoryScenario): Promise
     workflowId: `${scenario.name}-${randomUUID()}`,
     args: scenario.args(taskQueue, (await env.now()).getTime()) as never,
   });
-  for (const signal of scenario.signalsAtStart ?? []) await handle.signal(signal);
+  for (const signal of scenario.signalsAtStart ?? []) await (typeof signal === 'string' ? handle.signal(signal) : handle.signal(signal.name, ...signal.args));
   const firstRun = env.workflowClient.getHandle(handle.workflowId, handle.firstExecutionRunId);
   const worker = await Worker.create({
     connection: env.nativeConnection,

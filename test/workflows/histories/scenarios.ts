@@ -34,7 +34,7 @@ export interface HistoryScenario {
    * Signals sent before the first workflow task, so they are in the history at a fixed place (the test
    * server skips idle time on its own, so a signal sent mid-wait would race the timer).
    */
-  signalsAtStart?: string[];
+  signalsAtStart?: Array<string | { name: string; args: unknown[] }>;
   /** Time skipped after the start, for a workflow that is not waited for. */
   drive?: (env: TimeSkippingEnv) => Promise<void>;
   /**
@@ -205,6 +205,29 @@ export const SCENARIOS: HistoryScenario[] = [
       evaluateJourneyBranch: sequence(true),
       finishEnrollment: sequence(true),
     },
+  },
+  // A goal event that came before the journey loaded, in the signal shape written before signals carried
+  // ids only (the event's properties, matched by the workflow): runs of that shape must still replay.
+  {
+    name: 'journey-goal-signal-with-properties',
+    workflow: 'journeyWorkflow',
+    args: () => [{ workspaceId, enrollmentId: randomUUID() }],
+    activities: {
+      loadJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', triggerEventId: null, graph: journeyGraph, goal: { event: 'order.placed', match: { plan: 'pro' } } }),
+      finishEnrollment: sequence(true),
+    },
+    signalsAtStart: [{ name: 'event', args: [{ eventId: randomUUID(), name: 'order.placed', properties: { plan: 'pro' }, occurredAt: new Date(0).toISOString() }] }],
+  },
+  // The same in today's shape: ids and the verdict matched where the event is stored, no properties.
+  {
+    name: 'journey-goal-signal-ids-only',
+    workflow: 'journeyWorkflow',
+    args: () => [{ workspaceId, enrollmentId: randomUUID() }],
+    activities: {
+      loadJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', triggerEventId: null, graph: journeyGraph, goal: { event: 'order.placed', match: { plan: 'pro' } } }),
+      finishEnrollment: sequence(true),
+    },
+    signalsAtStart: [{ name: 'event', args: [{ eventId: randomUUID(), name: 'order.placed', matched: { goal: true, nodeIds: [] }, occurredAt: new Date(0).toISOString() }] }],
   },
   {
     name: 'inbound-mail-reply-from-a-contact',

@@ -10,7 +10,7 @@ export interface HitGate {
 
 /**
  * Stores a hit only when its client is within the per-address limit and it is not a replay: the same
- * token from the same address and user agent within `replayWindowMs` is answered and not stored again,
+ * token, method, address and user agent again within `replayWindowMs` is answered and not stored again,
  * so a script replaying one link adds one event, while the person's own open an hour later still counts.
  * One SET NX with an expiry in Redis, shared by every replica; while Redis is unreachable hits are stored
  * (the limit still counts per process), because losing real opens is worse than a few repeats.
@@ -20,7 +20,7 @@ export function createHitGate(deps: { redis: Redis; limit: ClientLimit; replayWi
     async admit(req, token) {
       if (!(await deps.limit.take(req)).allowed) return false;
       if (deps.replayWindowMs === 0) return true;
-      const seen = createHash('sha256').update(`${token}\0${req.ip ?? ''}\0${req.get('user-agent') ?? ''}`).digest('base64url');
+      const seen = createHash('sha256').update(`${token}\0${req.method}\0${req.ip ?? ''}\0${req.get('user-agent') ?? ''}`).digest('base64url');
       try {
         return (await deps.redis.set(`trk:seen:${seen}`, '1', 'PX', deps.replayWindowMs, 'NX')) === 'OK';
       } catch {

@@ -21,7 +21,7 @@ function hitOf(req: Request) {
 
 /**
  * The public tracking endpoints (decisions.md, "Tracking and unsubscribe"): outside /api/v1, no key, the
- * signed token the only credential. Both answer before anything is stored: hits go to the buffer, unless
+ * signed token the only credential. Both answer before anything is written: hits go to the buffer, unless
  * the gate refuses them (a client past its limit, a replay). A click past the limit is still redirected:
  * a person behind a busy address must reach the link; only the count is lost, and a forged token never
  * gets this far (its MAC is checked before anything is read).
@@ -32,14 +32,14 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
 
   // Always an image with no-store, so every open reaches us and a forged token learns nothing.
   router.get('/t/o/:file', async (req: Request<{ file: string }>, res: Response) => {
-    res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache', Expires: '0' });
-    res.status(200).end(PIXEL);
     const hit = hitOf(req);
     const token = req.params.file.replace(/\.gif$/, '');
     const target = verifyTrackingToken(deps.key, token);
-    if (target?.kind === 'open' && (await deps.gate.admit(req, token))) {
-      deps.hits.record({ kind: 'open', messageId: target.messageId, link: null, sentAt: null, ...hit });
-    }
+    // Asked before answering (one Redis round trip, no database), so a hit is settled when its answer leaves.
+    const stored = target?.kind === 'open' && (await deps.gate.admit(req, token));
+    res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache', Expires: '0' });
+    res.status(200).end(PIXEL);
+    if (stored && target) deps.hits.record({ kind: 'open', messageId: target.messageId, link: null, sentAt: null, ...hit });
   });
 
   // Only to the stored target; anything else is 404 and goes nowhere. A bot's click still gets its 302.
@@ -52,10 +52,10 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
       res.status(404).type('text/plain').set('Cache-Control', 'no-store').send('Not found');
       return;
     }
+    const stored = await deps.gate.admit(req, req.params.token);
     // location() encodes what a header cannot carry; no body, so none of redirect()'s content negotiation.
     res.location(link.target).set('Cache-Control', 'no-store').status(302).end();
-    if (!(await deps.gate.admit(req, req.params.token))) return;
-    deps.hits.record({ kind: 'click', messageId: target.messageId, link, sentAt: message.sentAt?.getTime() ?? null, ...hit });
+    if (stored) deps.hits.record({ kind: 'click', messageId: target.messageId, link, sentAt: message.sentAt?.getTime() ?? null, ...hit });
   });
 
   return router;

@@ -2,7 +2,9 @@ import { createHmac, hkdfSync, randomBytes, randomInt, randomUUID } from 'node:c
 import { QueryTypes } from 'sequelize';
 import { generateApiKey } from '../../core/api-keys';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { webhookSecretTokens } from '../../core/telegram-updates';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
+import { saveTelegramIntegration } from '../../db/repositories/telegram';
 import { saveTwilioIntegration } from '../../db/repositories/twilio';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace, queueMessages } from '../helpers/factories';
@@ -192,6 +194,60 @@ describe('the public edge', () => {
         expect(await page.text()).toContain(claims.address);
       });
       expect(read.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('Telegram updates', () => {
+    /** A workspace whose bot was connected with `secret` as its webhook secret token. */
+    async function telegramWorkspace(harness: ApiHarness, secret: (workspaceId: string) => string) {
+      const { workspaceId } = await createWorkspace(harness.db);
+      const masterKey = parseMasterKey(harness.config.MASTER_KEY);
+      const token = secret(workspaceId);
+      const botId = String(randomInt(1e9, 2e9));
+      await saveTelegramIntegration(harness.db, workspaceId, {
+        botId,
+        botUsername: `edge_${botId}_bot`,
+        botTokenSealed: sealSecret(masterKey, `${botId}:secret`),
+        webhookUrl: `${PUBLIC_BASE_URL}/callbacks/telegram/${workspaceId}`,
+        webhookSecretSealed: sealSecret(masterKey, token),
+      });
+      return { workspaceId, token };
+    }
+    const update = (harness: ApiHarness, workspaceId: string, secret?: string) =>
+      fetch(`${harness.url}/callbacks/telegram/${workspaceId}`, from(randomAddress(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(secret !== undefined && { 'x-telegram-bot-api-secret-token': secret }) },
+        body: JSON.stringify({ update_id: 1 }),
+      }));
+    /** A version 1 secret, as connected before issue 29: 32 random bytes. */
+    const legacySecret = () => randomBytes(32).toString('base64url');
+
+    it('an update with a made-up, altered or missing secret token is refused with no database read; the genuine one is read', async () => {
+      const secrets = webhookSecretTokens(parseMasterKey(api.config.MASTER_KEY));
+      const { workspaceId, token } = await telegramWorkspace(api, (id) => secrets.generate(id));
+      // The first unsigned token reads which workspaces still hold a version 1 secret; later ones do not.
+      expect((await update(api, workspaceId, legacySecret())).status).toBe(403);
+      const altered = `${token.slice(0, 30)}${token[30] === 'A' ? 'B' : 'A'}${token.slice(31)}`;
+      const statements = await statementsDuring(async () => {
+        for (const secret of [altered, secrets.generate(randomUUID()), legacySecret(), '', undefined]) {
+          expect((await update(api, workspaceId, secret)).status).toBe(403);
+        }
+        expect((await update(api, randomUUID(), secrets.generate(randomUUID()))).status).toBe(403);
+      });
+      expect(statements).toEqual([]);
+      expect((await update(api, workspaceId, token)).status).toBe(200);
+    });
+
+    it('a workspace still holding a version 1 secret keeps receiving its updates; a wrong token for it is refused', async () => {
+      const { workspaceId, token } = await telegramWorkspace(api, legacySecret);
+      // A process started after it was connected, as after an upgrade.
+      const upgraded = await startApi({ TRUST_PROXY: 'loopback', PUBLIC_BASE_URL });
+      try {
+        expect((await update(upgraded, workspaceId, token)).status).toBe(200);
+        expect((await update(upgraded, workspaceId, legacySecret())).status).toBe(403);
+      } finally {
+        await upgraded.close();
+      }
     });
   });
 

@@ -98,7 +98,7 @@ describe('every fetch site refuses internal addresses', () => {
     { site: 'PATCH /campaigns/:id attachment url', send: (url) => call('PATCH', `/campaigns/${draftId}`, { attachments: attachment(url) }), status: 422, reason: fieldError('attachments'), says: attachmentRefused },
     { site: 'POST /webhooks url', send: (url) => call('POST', '/webhooks', { url, events: ['email.sent'] }), status: 422, reason: fieldError('url'), says: webhookRefused },
     { site: 'PATCH /webhooks/:id url', send: (url) => call('PATCH', `/webhooks/${webhookId}`, { url }), status: 422, reason: fieldError('url'), says: webhookRefused },
-    { site: 'POST /imports url', send: (url) => call('POST', '/imports', { provider: 'csv', url }), status: 422, reason: fieldError('url'), says: /^\S+ is not allowed: / },
+    { site: 'POST /imports url', send: (url) => call('POST', '/imports', { provider: 'mailchimp', url }), status: 422, reason: fieldError('url'), says: /^\S+ is not allowed: / },
     {
       site: 'PUT /integrations/analytics baseUrl',
       send: (url) => call('PUT', '/integrations/analytics', { provider: 'matomo', baseUrl: url.replace(/\/file\.pdf$/, ''), siteId: 1, tokenAuth: 'token' }),

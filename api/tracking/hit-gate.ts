@@ -16,16 +16,21 @@ export interface HitGate {
  * (the limit still counts per process), because losing real opens is worse than a few repeats.
  */
 export function createHitGate(deps: { redis: Redis; limit: ClientLimit; replayWindowMs: number }): HitGate {
+  async function firstSeen(req: Request, token: string): Promise<boolean> {
+    if (deps.replayWindowMs === 0) return true;
+    const seen = createHash('sha256').update(`${token}\0${req.method}\0${req.ip ?? ''}\0${req.get('user-agent') ?? ''}`).digest('base64url');
+    try {
+      return (await deps.redis.set(`trk:seen:${seen}`, '1', 'PX', deps.replayWindowMs, 'NX')) === 'OK';
+    } catch {
+      return true;
+    }
+  }
+
   return {
     async admit(req, token) {
-      if (!(await deps.limit.take(req)).allowed) return false;
-      if (deps.replayWindowMs === 0) return true;
-      const seen = createHash('sha256').update(`${token}\0${req.method}\0${req.ip ?? ''}\0${req.get('user-agent') ?? ''}`).digest('base64url');
-      try {
-        return (await deps.redis.set(`trk:seen:${seen}`, '1', 'PX', deps.replayWindowMs, 'NX')) === 'OK';
-      } catch {
-        return true;
-      }
+      // Both asked at once, so a hit costs one Redis round trip; a replay past the limit is not stored either way.
+      const [allowance, first] = await Promise.all([deps.limit.take(req), firstSeen(req, token)]);
+      return allowance.allowed && first;
     },
   };
 }

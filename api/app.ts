@@ -9,6 +9,7 @@ import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../core/config';
 import { confirmationTokens } from '../core/confirmation-token';
+import { UNSUBSCRIBE_PATH } from '../core/list-unsubscribe';
 import { parseMasterKey } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName } from '../db/repositories/domains';
@@ -74,7 +75,9 @@ import { createTwilioIntegrationService } from './integrations/twilio/service';
 import { telegramIntegrationRoutes } from './integrations/telegram/routes';
 import { createTelegramIntegrationService } from './integrations/telegram/service';
 import { AllowedMethods } from './http/allowed-methods';
-import { authenticate, type KeyCache } from './http/auth';
+import { authenticate } from './http/auth';
+import { clientLimits } from './http/client-limits';
+import type { KeyCache } from './http/key-cache';
 import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
@@ -154,6 +157,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(metrics.observe);
 
   const ops = createOpsAccess(config.OPS_TOKEN, config.NODE_ENV === 'production');
+  // Per client address, before any route without a key reads anything (tracking counts its own hits).
+  const perClient = clientLimits(redis, config);
+  app.use('/callbacks', perClient.callbacks.middleware);
+  app.use(UNSUBSCRIBE_PATH, perClient.unsubscribe.middleware);
   healthRoutes(app, { db, redis, temporal: deps.temporal, isOperator: ops.isOperator });
   callbackRoutes(app, {
     db,
@@ -163,9 +170,9 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
-  twilioCallbackRoutes(app, { db, masterKey, publicBaseUrl: config.PUBLIC_BASE_URL });
+  twilioCallbackRoutes(app, { db, masterKey, publicBaseUrl: config.PUBLIC_BASE_URL, redis, parkedPerHour: config.TWILIO_PARKED_PER_WORKSPACE_PER_HOUR });
   telegramCallbackRoutes(app, { db, masterKey });
-  unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY });
+  unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY, acceptV1Links: config.UNSUBSCRIBE_V1_LINKS });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
     const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
@@ -175,7 +182,7 @@ export function createApp(deps: AppDeps): Express {
   }
 
   const api = Router();
-  const edge = [authenticate(deps.keyCache), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
+  const edge = [authenticate(deps.keyCache, perClient.unknownKeys), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
   const registry = createOpenApiRegistry();
   // Not strict: a body that is valid JSON of the wrong type ("AAA", 42, null) reaches the route's schema and
   // answers 422 there, rather than 400 invalid_json, which stays for text that is not JSON at all.
@@ -293,6 +300,7 @@ export function createApp(deps: AppDeps): Express {
   deps.extend?.(api, edge);
 
   const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);
+  api.use(['/openapi.json', '/docs'], perClient.docs.middleware);
   api.get('/openapi.json', (_req, res) => {
     res.json(document);
   });

@@ -8,7 +8,7 @@ import { closeRedis, createRedis, createSubscriber, redisReady } from '../db/red
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { createApp } from './app';
-import { KeyCache } from './http/auth';
+import { KeyCache } from './http/key-cache';
 import { createTracking } from './tracking/tracking';
 import { connectTemporalForApi } from './temporal-connection';
 
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   });
 
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
-  const tracking = createTracking({ config, db, logger });
+  const tracking = createTracking({ config, db, logger, redis });
   const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking });
   const server = app.listen(config.PORT, () => {
     logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');

@@ -68,7 +68,9 @@ async function main(): Promise<void> {
   const { workspaceId } = await createWorkspace(db, { plan: 'pro', name: 'Tracking benchmark' });
   const messages = [];
   for (let i = 0; i < MESSAGES; i += 1) messages.push(await createTrackedMessage(db, config, workspaceId, { sentAgoMs: 3_600_000 }));
-  const api = await startApiProcess({ LOG_LEVEL: 'silent' });
+  // Every request comes from one address with one user agent: without these the per-address limit and the
+  // replay window (docs/tracking.md) would store almost none of them, and the stored count would mean nothing.
+  const api = await startApiProcess({ LOG_LEVEL: 'silent', TRACKING_PER_IP_PER_MINUTE: '100000000', TRACKING_REPLAY_WINDOW_MS: '0' });
 
   const targets = {
     bare: ['/healthz'],

@@ -107,6 +107,29 @@ export const configSchema = z.object({
     .default('false')
     .transform((value): boolean | number | string => (value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value)),
 
+  /**
+   * The public edge (docs/security.md, "The public edge"): requests per client address per minute on the
+   * routes without a key; an IPv6 client counts with its /64, and TRUST_PROXY decides who the client is.
+   * Providers post callbacks, and mail image proxies fetch pixels, from few addresses at the pace of
+   * sending, so those two are high; past a limit the answer is 429 (tracking: answered, not recorded).
+   */
+  TRACKING_PER_IP_PER_MINUTE: z.coerce.number().int().positive().default(3_000),
+  UNSUBSCRIBE_PER_IP_PER_MINUTE: z.coerce.number().int().positive().default(60),
+  CALLBACKS_PER_IP_PER_MINUTE: z.coerce.number().int().positive().default(6_000),
+  DOCS_PER_IP_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  /** Well-formed API keys that match no key, per client address per minute; past it 429 before any lookup. */
+  UNKNOWN_KEYS_PER_IP_PER_MINUTE: z.coerce.number().int().positive().default(30),
+  /** The same pixel or click (token, client address, user agent) again within this window is answered, not stored again. */
+  TRACKING_REPLAY_WINDOW_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Accept unsubscribe links of version 1 (signed before issue 29): they can only be checked after a
+   * database read, so anyone can make each one cost a read. Set it for as long as mail sent by an older
+   * version may still be read (RFC 8058 links do not expire) if this deployment sent marketing mail before.
+   */
+  UNSUBSCRIBE_V1_LINKS: booleanString.default(false),
+  /** Twilio statuses of SIDs no message has yet, parked per workspace per hour; past it 429 (a workspace can sign its own). */
+  TWILIO_PARKED_PER_WORKSPACE_PER_HOUR: z.coerce.number().int().positive().default(1_000),
+
   // Deployment settings every instance understands (decisions.md).
   EMAIL_PROVIDER: z.enum(['smtp', 'ses']).default('smtp'),
   SMTP_URL: z.string().min(1).default('smtp://127.0.0.1:1025'),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
 /** A chat that wrote to a workspace's bot, as an update tells it. */
@@ -60,12 +60,51 @@ export function inboundChatOf(update: unknown): InboundChat | null {
   };
 }
 
+const SECRET_PREFIX = 'v2';
+const NONCE_BYTES = 16;
+const TAG_BYTES = 16;
+/** 'v2' and base64url of 32 bytes: never the 43 characters of a version 1 secret (32 random bytes). */
+const SECRET_LENGTH = SECRET_PREFIX.length + 43;
+
+/** What a secret token header says about itself, before anything is read. */
+export type SecretTokenCheck = 'signed' | 'forged' | 'unsigned';
+
+export interface WebhookSecretTokens {
+  /** A new `secret_token` for setWebhook of this workspace's bot. */
+  generate: (workspaceId: string) => string;
+  /**
+   * `signed`: a version 2 token made for this workspace (still to be compared with the stored one, which a
+   * new save replaces); `forged`: missing, or shaped as version 2 without a valid tag; `unsigned`: anything
+   * else, which only a workspace still holding a version 1 secret may send.
+   */
+  check: (workspaceId: string, given: string | undefined) => SecretTokenCheck;
+}
+
 /**
- * The `secret_token` given to setWebhook: Telegram allows 1-256 characters of A-Z, a-z, 0-9, `_` and `-`,
- * which base64url of 32 random bytes (256 bits) is.
+ * The `secret_token` given to setWebhook (Telegram allows 1-256 characters of A-Z, a-z, 0-9, `_` and `-`).
+ * Version 2 carries its own proof: a random nonce and an HMAC over the workspace id and the nonce (a key
+ * derived from MASTER_KEY), so an update posted with a made-up token is refused before the workspace's
+ * integration is read; anyone on the internet can post to the webhook URL. Version 1 tokens (32 random
+ * bytes, before issue 29) prove nothing by themselves and are compared with the stored one after a read.
  */
-export function generateWebhookSecretToken(): string {
-  return randomBytes(32).toString('base64url');
+export function webhookSecretTokens(masterKey: Buffer): WebhookSecretTokens {
+  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging telegram webhook secret v2', 32));
+  const tag = (workspaceId: string, nonce: Buffer) =>
+    createHmac('sha256', key).update(workspaceId.toLowerCase()).update(nonce).digest().subarray(0, TAG_BYTES);
+  return {
+    generate(workspaceId) {
+      const nonce = randomBytes(NONCE_BYTES);
+      return `${SECRET_PREFIX}${Buffer.concat([nonce, tag(workspaceId, nonce)]).toString('base64url')}`;
+    },
+    check(workspaceId, given) {
+      if (!given) return 'forged';
+      if (given.length !== SECRET_LENGTH || !given.startsWith(SECRET_PREFIX)) return 'unsigned';
+      const encoded = given.slice(SECRET_PREFIX.length);
+      const bytes = Buffer.from(encoded, 'base64url');
+      if (bytes.length !== NONCE_BYTES + TAG_BYTES || bytes.toString('base64url') !== encoded) return 'forged';
+      return timingSafeEqual(tag(workspaceId, bytes.subarray(0, NONCE_BYTES)), bytes.subarray(NONCE_BYTES)) ? 'signed' : 'forged';
+    },
+  };
 }
 
 /**

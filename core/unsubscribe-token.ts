@@ -20,11 +20,14 @@ export interface UnsubscribeTokens {
   read: (token: string) => UnsubscribeLink | null;
 }
 
-const VERSION = 1;
+/** Links signed before v2 (issue 29): checkable only against the message's recipients, a database read. */
+const LEGACY_VERSION = 1;
+const VERSION = 2;
 const UUID_BYTES = 16;
-const MAC_BYTES = 32;
 const PAYLOAD_BYTES = 1 + 2 * UUID_BYTES;
-const TOKEN_BYTES = PAYLOAD_BYTES + MAC_BYTES;
+const LEGACY_MAC_BYTES = 32;
+const TAG_BYTES = 16;
+const TOKEN_BYTES = PAYLOAD_BYTES + 2 * TAG_BYTES;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const uuidBytes = (uuid: string): Buffer => Buffer.from(uuid.replace(/-/g, ''), 'hex');
@@ -33,42 +36,68 @@ const uuidText = (bytes: Buffer): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 
+const derive = (masterKey: Buffer, label: string) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), label, 32));
+
 /**
- * Unsubscribe links name their workspace and message in the clear, with an HMAC-SHA256 over those and the
- * recipient's address. The address itself stays out of the URL (URLs end up in logs, proxies and link
- * scanners): the endpoint reads the message's recipients and keeps the one the MAC was made for. No one
- * can make a link for a message or address we did not send to, and no lookup table is needed.
+ * Unsubscribe links name their workspace and message in the clear, with a tag binding the recipient's
+ * address. The address itself stays out of the URL (URLs end up in logs, proxies and link scanners): the
+ * endpoint reads the message's recipients and keeps the one the tag was made for. No one can make a link
+ * for a message or address we did not send to, and no lookup table is needed.
  *
- * The key is derived from MASTER_KEY (HKDF, a label of its own), so a MAC never shares a key with the
+ * A second tag covers everything before it, so a made-up or altered link is refused before the database
+ * is asked for the message's recipients: anyone on the internet can send links, and each would otherwise
+ * cost a read. Version 1 links (a single MAC over the payload and the address) can only be checked after
+ * that read; they are refused unless `acceptV1` (UNSUBSCRIBE_V1_LINKS) is set for a deployment that sent
+ * them.
+ *
+ * Keys are derived from MASTER_KEY (HKDF, labels of their own), so a tag never shares a key with the
  * sealing of secrets. Links do not expire: RFC 8058 senders honour them as long as the mail may be read.
  *
- * Token: base64url of [version][workspace uuid][message uuid][MAC over the first three and the address].
+ * Token v2: base64url of [2][workspace uuid][message uuid][address tag][token tag], tags HMAC-SHA256
+ * truncated to 128 bits: address tag over the payload and the address, token tag over all before it.
  */
-export function unsubscribeTokens(masterKey: Buffer): UnsubscribeTokens {
-  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging unsubscribe link v1', 32));
-  // Addresses compare case-insensitively: the MAC does not depend on how a header spelt the address.
-  const mac = (payload: Buffer, address: string) => createHmac('sha256', key).update(payload).update(address.toLowerCase(), 'utf8').digest();
+export function unsubscribeTokens(masterKey: Buffer, options: { acceptV1?: boolean } = {}): UnsubscribeTokens {
+  const addressKey = derive(masterKey, 'messaging unsubscribe link v2 address');
+  const tokenKey = derive(masterKey, 'messaging unsubscribe link v2 token');
+  const legacyKey = derive(masterKey, 'messaging unsubscribe link v1');
+  // Addresses compare case-insensitively: the tag does not depend on how a header spelt the address.
+  const addressTag = (payload: Buffer, address: string) =>
+    createHmac('sha256', addressKey).update(payload).update(address.toLowerCase(), 'utf8').digest().subarray(0, TAG_BYTES);
+  const tokenTag = (signed: Buffer) => createHmac('sha256', tokenKey).update(signed).digest().subarray(0, TAG_BYTES);
+  const legacyMac = (payload: Buffer, address: string) => createHmac('sha256', legacyKey).update(payload).update(address.toLowerCase(), 'utf8').digest();
+
+  const linkOf = (payload: Buffer, matches: (address: string) => boolean): UnsubscribeLink => ({
+    workspaceId: uuidText(payload.subarray(1, 1 + UUID_BYTES)),
+    messageId: uuidText(payload.subarray(1 + UUID_BYTES, PAYLOAD_BYTES)),
+    recipient: (addresses) => addresses.find(matches) ?? null,
+  });
 
   return {
     sign(claims) {
       if (!UUID.test(claims.workspaceId) || !UUID.test(claims.messageId)) throw new Error('unsubscribe claims need uuids');
       if (!claims.address) throw new Error('unsubscribe claims need an address');
       const payload = Buffer.concat([Buffer.from([VERSION]), uuidBytes(claims.workspaceId), uuidBytes(claims.messageId)]);
-      return Buffer.concat([payload, mac(payload, claims.address)]).toString('base64url');
+      const signed = Buffer.concat([payload, addressTag(payload, claims.address)]);
+      return Buffer.concat([signed, tokenTag(signed)]).toString('base64url');
     },
 
     read(token) {
       if (token.length > 2 * TOKEN_BYTES) return null;
       const bytes = Buffer.from(token, 'base64url');
       // Node's decoder skips characters outside the alphabet: only the canonical spelling is accepted.
-      if (bytes.length !== TOKEN_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) return null;
+      if (bytes.length !== TOKEN_BYTES || bytes.toString('base64url') !== token) return null;
       const payload = bytes.subarray(0, PAYLOAD_BYTES);
-      const given = bytes.subarray(PAYLOAD_BYTES);
-      return {
-        workspaceId: uuidText(payload.subarray(1, 1 + UUID_BYTES)),
-        messageId: uuidText(payload.subarray(1 + UUID_BYTES)),
-        recipient: (addresses) => addresses.find((address) => timingSafeEqual(given, mac(payload, address))) ?? null,
-      };
+      if (bytes[0] === VERSION) {
+        const signed = bytes.subarray(0, PAYLOAD_BYTES + TAG_BYTES);
+        if (!timingSafeEqual(tokenTag(signed), bytes.subarray(PAYLOAD_BYTES + TAG_BYTES))) return null;
+        const given = bytes.subarray(PAYLOAD_BYTES, PAYLOAD_BYTES + TAG_BYTES);
+        return linkOf(payload, (address) => timingSafeEqual(given, addressTag(payload, address)));
+      }
+      if (bytes[0] === LEGACY_VERSION && options.acceptV1) {
+        const given = bytes.subarray(PAYLOAD_BYTES, PAYLOAD_BYTES + LEGACY_MAC_BYTES);
+        return linkOf(payload, (address) => timingSafeEqual(given, legacyMac(payload, address)));
+      }
+      return null;
     },
   };
 }

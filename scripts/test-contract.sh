@@ -22,6 +22,11 @@ export TEMPORAL_ADDRESS="${CONTRACT_TEMPORAL_ADDRESS:-127.0.0.1:7244}" TASK_QUEU
 # The per-key rate limit (10/s by default) would answer most generated cases 429 and hide what the route
 # itself answers; its own behaviour is covered by test/integration.
 export RATE_LIMIT_PER_SECOND=100000
+# Every test client is 127.0.0.1, so the per-address limits of the public edge (tracking, unsubscribe,
+# callbacks, docs, unknown keys) would answer generated cases 429 as well; they are
+# covered by test/integration/public-edge.test.ts.
+export TRACKING_PER_IP_PER_MINUTE=1000000 UNSUBSCRIBE_PER_IP_PER_MINUTE=1000000 CALLBACKS_PER_IP_PER_MINUTE=1000000
+export DOCS_PER_IP_PER_MINUTE=1000000 UNKNOWN_KEYS_PER_IP_PER_MINUTE=1000000
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
 
 # The API starts workflows for every accepted send, so it needs a Temporal server to answer 202; attachments

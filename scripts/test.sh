@@ -14,6 +14,11 @@ export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
 export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
 # The AWS stand-in (moto, scripts/lib/test-stack.sh) for S3, SES and SNS; each test uses its own bucket or identities.
 export S3_BUCKET=messaging-test
+# Every test client is 127.0.0.1, so the per-address limits of the public edge (tracking, unsubscribe,
+# callbacks, docs, unknown keys) would be shared by every test file at once; the tests of those limits set
+# their own (test/integration/public-edge.test.ts).
+export TRACKING_PER_IP_PER_MINUTE=1000000 UNSUBSCRIBE_PER_IP_PER_MINUTE=1000000 CALLBACKS_PER_IP_PER_MINUTE=1000000
+export DOCS_PER_IP_PER_MINUTE=1000000 UNKNOWN_KEYS_PER_IP_PER_MINUTE=1000000
 
 start_temporal_if_absent temporal-test
 start_moto_if_absent moto-test

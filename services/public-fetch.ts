@@ -105,31 +105,39 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/**
+ * A refusal of a host by name says only that the name is not allowed: never the address it resolved to,
+ * nor its kind, nor whether it resolved at all. The tenant reads this message (a 422, a delivery
+ * attempt, an import's error), so anything more would make us a DNS oracle into our own network.
+ */
+const refusedName = (hostname: string) => `${hostname} is not allowed: a host must resolve to public addresses only`;
+
 /** Resolves the URL's host and returns the address to connect to, or refuses it. */
 async function vet(url: URL, options: PublicFetchOptions, signal: AbortSignal): Promise<string> {
   // The URL parser has already turned 127.1, 0x7f000001, 2130706433 and 017700000001 into 127.0.0.1.
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const port = portOf(url);
-  if (isLoopbackName(hostname) && !options.allowPrivateTargets) throw new PublicFetchError('blocked_address', `${hostname} is a loopback name`);
+  if (isLoopbackName(hostname) && !options.allowPrivateTargets) throw new PublicFetchError('blocked_address', refusedName(hostname));
+  const literal = isIP(hostname) !== 0;
   let addresses: string[];
-  if (isIP(hostname)) {
+  if (literal) {
     addresses = [hostname];
   } else {
     try {
       addresses = await withDeadline(options.resolveHost(hostname), signal);
     } catch (error) {
       if (error instanceof PublicFetchError) throw error;
-      throw new PublicFetchError('unresolvable', `${hostname} does not resolve`);
+      throw new PublicFetchError('unresolvable', refusedName(hostname));
     }
   }
-  if (!addresses.length) throw new PublicFetchError('unresolvable', `${hostname} does not resolve`);
+  if (!addresses.length) throw new PublicFetchError('unresolvable', refusedName(hostname));
   if (options.allowPrivateTargets) return addresses[0];
   // Every address must be public: a name that also resolves inside could be steered there.
   for (const address of addresses) {
     const standIn = options.testOnlyPublicLoopbackPort === port && (address === '127.0.0.1' || address === '::1');
-    const verdict = classifyAddress(address);
-    if (!standIn && !verdict.public) {
-      throw new PublicFetchError('blocked_address', `${hostname} resolves to ${address}, ${verdict.reason}`);
+    if (!standIn && !classifyAddress(address).public) {
+      // An address the tenant wrote itself reveals nothing when named back; a resolved one would.
+      throw new PublicFetchError('blocked_address', literal ? `${hostname} is not allowed: not a public address` : refusedName(hostname));
     }
   }
   return addresses[0];
@@ -165,7 +173,9 @@ function send(url: URL, address: string, options: PublicFetchOptions, signal: Ab
       resolve,
     );
     req.on('error', (error) => {
-      reject(signal.aborted ? new PublicFetchError('timeout', 'the fetch took too long') : new PublicFetchError('network', error.message));
+      // Node's message names the address connected to; the host the tenant gave is all it needs to hear.
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(signal.aborted ? new PublicFetchError('timeout', 'the fetch took too long') : new PublicFetchError('network', `${hostname} could not be reached${code ? ` (${code})` : ''}`));
     });
     req.end(init.body);
   });

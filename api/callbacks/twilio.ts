@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import twilio from 'twilio';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
@@ -14,6 +16,9 @@ export interface TwilioCallbackDeps {
   masterKey: Buffer;
   /** PUBLIC_BASE_URL: Twilio signs the URL it was given, which is under it, not the one this process sees. */
   publicBaseUrl: string;
+  redis: Redis;
+  /** TWILIO_PARKED_PER_WORKSPACE_PER_HOUR: statuses of unknown SIDs parked per workspace per hour. */
+  parkedPerHour: number;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -32,6 +37,15 @@ const field = (body: Record<string, unknown>, name: string): string => (typeof b
 export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): void {
   const form = express.urlencoded({ extended: false, limit: '64kb' });
   const base = deps.publicBaseUrl.replace(/\/$/, '');
+  // A workspace holds its own auth token, so it can sign as many statuses for made-up SIDs as it likes;
+  // each would wait 7 days in parked_provider_events. Real early statuses are a race of seconds, and few.
+  const parking = new RateLimiterRedis({
+    storeClient: deps.redis,
+    keyPrefix: 'rl:parked:twilio',
+    points: deps.parkedPerHour,
+    duration: 3_600,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: 'rl:parked:twilio:local', points: deps.parkedPerHour, duration: 3_600 }),
+  });
 
   async function verified(req: Request): Promise<{ workspaceId: string; body: Record<string, unknown> }> {
     const workspaceId = String(req.params.workspaceId);
@@ -57,6 +71,15 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
       const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at);
       // Twilio can be quicker than the send's record of the SID: kept until the SID is known (expires after 7 days).
       if (outcome === 'unknown-message') {
+        const allowed = await parking.consume(workspaceId).catch((rejection: unknown) => {
+          if (rejection instanceof RateLimiterRes) return null;
+          throw rejection;
+        });
+        if (!allowed) {
+          req.log.warn({ workspaceId, messageSid, status }, 'Twilio status for an unknown SID not parked: the workspace\'s hourly allowance is used up');
+          res.setHeader('Retry-After', '3600');
+          throw new AppError('rate_limit_exceeded', 'Too many statuses for unknown messages', { limit: deps.parkedPerHour, retryAfter: 3_600 });
+        }
         await parkTwilioStatus(deps.db, workspaceId, messageSid, status, at);
         req.log.info({ workspaceId, messageSid, status }, 'Twilio status for a SID not recorded yet: parked');
       }

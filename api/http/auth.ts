@@ -2,25 +2,32 @@ import type { RequestHandler, Response } from 'express';
 import { bearerToken, hashApiKey, looksLikeApiKey } from '../../core/api-keys';
 import { AppError } from '../../core/errors';
 import type { KeyOwner } from '../../db/repositories/api-keys';
-import { LookupCache } from './lookup-cache';
+import { type ClientLimit, refuseClient } from './client-limits';
+import type { KeyCache } from './key-cache';
 
 export type Principal = KeyOwner;
 
-/** Looked-up API keys by hash; unknown keys are remembered too. Revocations evict at once (key-revocations). */
-export class KeyCache extends LookupCache<KeyOwner | null> {
-  ownerOf(hash: string): Promise<KeyOwner | null> {
-    return this.get(hash);
-  }
-}
-
-export function authenticate(cache: KeyCache): RequestHandler {
+/**
+ * `unknownKeys` counts, per client address, keys that match no key: past its limit a client's next key
+ * that is not already cached answers 429 before any lookup, so guessing keys costs us no database reads.
+ */
+export function authenticate(cache: KeyCache, unknownKeys?: ClientLimit): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.header('authorization'));
     if (!token || !looksLikeApiKey(token)) {
       throw new AppError('unauthorized', 'Missing or invalid API key: send Authorization: Bearer sk_...');
     }
-    const owner = await cache.ownerOf(hashApiKey(token));
-    if (!owner) throw new AppError('unauthorized', 'Invalid or revoked API key');
+    const hash = hashApiKey(token);
+    let owner = cache.peek(hash);
+    if (owner === undefined && unknownKeys) {
+      const allowance = await unknownKeys.exhausted(req);
+      if (!allowance.allowed) refuseClient(res, unknownKeys.perMinute, allowance.retryAfter);
+    }
+    owner ??= await cache.ownerOf(hash);
+    if (!owner) {
+      await unknownKeys?.take(req);
+      throw new AppError('unauthorized', 'Invalid or revoked API key');
+    }
     res.locals.principal = owner;
     req.log = req.log.child({ workspaceId: owner.workspaceId, keyId: owner.keyId });
     next();

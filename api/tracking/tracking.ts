@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../core/config';
@@ -6,7 +7,9 @@ import { parseMasterKey } from '../../core/secrets';
 import { trackingKey } from '../../core/tracking/tokens';
 import { findTrackedMessage } from '../../db/repositories/message-links';
 import { recordTrackingEvents } from '../../db/repositories/tracking-events';
+import { ClientLimit } from '../http/client-limits';
 import { TrackingHitBuffer } from './hit-buffer';
+import { createHitGate } from './hit-gate';
 import { TrackedMessageCache } from './message-cache';
 import { trackingRoutes } from './routes';
 
@@ -17,14 +20,15 @@ export interface Tracking {
   close: () => Promise<void>;
 }
 
-export function createTracking(deps: { config: Config; db: Sequelize; logger: Logger }): Tracking {
-  const { config, db } = deps;
+export function createTracking(deps: { config: Config; db: Sequelize; logger: Logger; redis: Redis }): Tracking {
+  const { config, db, redis } = deps;
   const buffer = new TrackingHitBuffer({
     write: (events) => recordTrackingEvents(db, events),
     logger: deps.logger,
     flushIntervalMs: config.TRACKING_FLUSH_INTERVAL_MS,
   });
   const messages = new TrackedMessageCache((messageId) => findTrackedMessage(db, messageId));
-  const router = trackingRoutes({ key: trackingKey(parseMasterKey(config.MASTER_KEY)), messages, hits: buffer });
+  const gate = createHitGate({ redis, limit: new ClientLimit(redis, 'tracking', config.TRACKING_PER_IP_PER_MINUTE), replayWindowMs: config.TRACKING_REPLAY_WINDOW_MS });
+  const router = trackingRoutes({ key: trackingKey(parseMasterKey(config.MASTER_KEY)), messages, hits: buffer, gate });
   return { router, buffer, close: () => buffer.close(config.SHUTDOWN_TIMEOUT_MS / 2) };
 }

@@ -27,10 +27,11 @@ function sendPage(res: Response, status: number, html: string): void {
  * "Message lifecycle"). GET only shows a confirmation page: mail scanners and link previews follow GETs,
  * and must not unsubscribe anyone. POST unsubscribes: the RFC 8058 one-click body
  * `List-Unsubscribe=One-Click` a mailbox provider sends, or the page's own form; the body is not read, so
- * a plain form with any body works too. A token that is not genuine answers 404 and changes nothing.
+ * a plain form with any body works too. A token that is not genuine answers 404 and changes nothing, and
+ * (v2 links) is refused before anything is read.
  */
-export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; masterKey: string }): void {
-  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(parseMasterKey(deps.masterKey)));
+export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; masterKey: string; acceptV1Links: boolean }): void {
+  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(parseMasterKey(deps.masterKey), { acceptV1: deps.acceptV1Links }));
 
   app.get(`${UNSUBSCRIBE_PATH}/:token`, async (req, res) => {
     const recipient = await unsubscribes.recipientOf(req.params.token);

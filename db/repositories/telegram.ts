@@ -54,6 +54,18 @@ export async function findTelegramIntegration(db: Sequelize, workspaceId: string
   return rows[0] ? toIntegration(rows[0]) : null;
 }
 
+/**
+ * Every workspace's sealed webhook secret, across workspaces: the callback route reads them (rarely) to
+ * learn which workspaces still hold a version 1 secret, whose updates cannot be checked before a read.
+ */
+export async function listTelegramWebhookSecrets(db: Sequelize): Promise<Array<{ workspaceId: string; webhookSecretSealed: string }>> {
+  const rows = await db.query<{ workspace_id: string; webhook_secret_sealed: string }>(
+    'SELECT workspace_id, webhook_secret_sealed FROM telegram_integrations',
+    { type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({ workspaceId: row.workspace_id, webhookSecretSealed: row.webhook_secret_sealed }));
+}
+
 /** Whether another workspace holds this bot (a bot has one webhook, so one workspace). */
 export async function telegramBotHeldElsewhere(db: Sequelize, workspaceId: string, botId: string): Promise<boolean> {
   const rows = await db.query('SELECT 1 FROM telegram_integrations WHERE bot_id = $1 AND workspace_id <> $2', {

@@ -147,20 +147,22 @@ interface ParkedTwilioStatus {
  * Keeps a status whose SID no message has yet. Twilio can call back before the delivery activity has
  * recorded the SID it answered (a fast `sent` or `failed`), and a crash between Twilio's answer and the
  * record leaves it unrecorded until a retry or the reconciler: the status is parked (once per status and
- * SID, like the event id) and recorded when the SID is (delivery.ts replays parked events right after
+ * SID and workspace) and recorded when the SID is (delivery.ts replays parked events right after
  * recording a send; the reconciler's sweep also matches them). The message may have been recorded while
  * this was parking, so it is looked for once more at the end.
  */
 export async function parkTwilioStatus(db: Sequelize, workspaceId: string, messageSid: string, status: string, at: Date): Promise<void> {
   const parked: ParkedTwilioStatus = { workspaceId, messageSid, status, at: at.toISOString() };
+  // Named by workspace too: another workspace signing a status for this SID must not take its place.
+  const notificationId = `${workspaceId}:${status}:${messageSid}`;
   await db.query(
     `INSERT INTO parked_provider_events (provider, notification_id, provider_message_id, event)
      VALUES ('twilio', $1, $2, $3) ON CONFLICT (provider, notification_id) DO NOTHING`,
-    { bind: [`${status}:${messageSid}`, messageSid, JSON.stringify(parked)] },
+    { bind: [notificationId, messageSid, JSON.stringify(parked)] },
   );
   const outcome = await replayTwilioStatus(db, parked);
   if (outcome !== 'unknown-message') {
-    await db.query("DELETE FROM parked_provider_events WHERE provider = 'twilio' AND notification_id = $1", { bind: [`${status}:${messageSid}`] });
+    await db.query("DELETE FROM parked_provider_events WHERE provider = 'twilio' AND notification_id = $1", { bind: [notificationId] });
   }
 }
 

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { type DestinationStream, pino } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { type AppDeps, createApp } from '../../api/app';
-import { KeyCache } from '../../api/http/auth';
+import { KeyCache } from '../../api/http/key-cache';
 import { createTracking, type Tracking } from '../../api/tracking/tracking';
 import { connectTemporalForApi } from '../../api/temporal-connection';
 import { type Config, loadConfig } from '../../core/config';
@@ -57,7 +57,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config));
   const logger = logStream ? pino({ level: 'info', redact: logRedaction }, logStream) : pino({ level: 'silent' });
-  const tracking = createTracking({ config, db, logger });
+  const tracking = createTracking({ config, db, logger, redis });
   const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking, ...appExtras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));

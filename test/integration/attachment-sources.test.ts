@@ -202,7 +202,7 @@ describe('a send\'s attachment sources', () => {
     ]);
     const attempts = guard.attempts.length;
     expect(await refusal(workspaceId, [{ filename: 'intranet.pdf', url: 'https://intranet.test/report.pdf' }])).toEqual([
-      'attachments[0].url: could not be fetched: intranet.test resolves to 10.0.0.7, a private address',
+      'attachments[0].url: could not be fetched: intranet.test is not allowed: a host must resolve to public addresses only',
     ]);
     expect(guard.attempts.slice(attempts).filter((attempt) => !attempt.endsWith(':55432') && !attempt.endsWith(':5056'))).toEqual([]);
   });

@@ -60,7 +60,7 @@ describe('the Telegram integration', () => {
 
     const calls = telegram.requests.filter((request) => request.token === bot.token);
     expect(calls.map((request) => request.method)).toEqual(['getMe', 'setWebhook']);
-    expect(calls[1].params).toMatchObject({ url: webhookUrl, secret_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(calls[1].params).toMatchObject({ url: webhookUrl, secret_token: expect.stringMatching(/^v2[A-Za-z0-9_-]{43}$/) });
     expect(bot.webhook?.url).toBe(webhookUrl);
 
     const row = await sealedRow(workspaceId);

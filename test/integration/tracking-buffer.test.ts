@@ -2,7 +2,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
+import { ClientLimit } from '../../api/http/client-limits';
 import { TrackingHitBuffer } from '../../api/tracking/hit-buffer';
+import { createHitGate } from '../../api/tracking/hit-gate';
 import { TrackedMessageCache } from '../../api/tracking/message-cache';
 import { trackingRoutes } from '../../api/tracking/routes';
 import { parseMasterKey } from '../../core/secrets';
@@ -87,7 +89,9 @@ describe('the tracking hit buffer', () => {
     // A database that never answers a write: the redirect must not notice.
     const buffer = new TrackingHitBuffer({ write: () => new Promise(() => undefined), logger, flushIntervalMs: 10 });
     const messages = new TrackedMessageCache((id) => findTrackedMessage(api.db, id));
-    const app = express().use(trackingRoutes({ key, messages, hits: buffer }));
+    // No replay window: the three clicks below are a person's, seconds apart.
+    const gate = createHitGate({ redis: api.redis, limit: new ClientLimit(api.redis, 'tracking-buffer-test', 1_000), replayWindowMs: 0 });
+    const app = express().use(trackingRoutes({ key, messages, hits: buffer, gate }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -218,7 +218,8 @@ describe('open and click tracking over HTTP', () => {
   });
 
   it('hits still buffered when the API closes are all stored, with their counters', async () => {
-    const other = await startApi({ TRUST_PROXY: 'loopback', TRACKING_FLUSH_INTERVAL_MS: '600000' });
+    // No replay window: fifty identical opens stand for fifty people behind the one proxy, to fill the buffer.
+    const other = await startApi({ TRUST_PROXY: 'loopback', TRACKING_FLUSH_INTERVAL_MS: '600000', TRACKING_REPLAY_WINDOW_MS: '0' });
     const message = await createTrackedMessage(other.db, other.config, workspace.workspaceId, { sentAgoMs: 3_600_000 });
     const google = HIT_FIXTURES.googleImageProxy;
     for (let i = 0; i < 50; i += 1) {

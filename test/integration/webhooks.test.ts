@@ -203,7 +203,7 @@ describe('webhooks API', () => {
         status: 'pending',
         statusCode: null,
         nextAttemptAt: expect.any(String),
-        attempts: [expect.objectContaining({ attempt: 1, status: 'failed', statusCode: null, error: expect.stringMatching(/10\.0\.0\.7, a private address/) })],
+        attempts: [expect.objectContaining({ attempt: 1, status: 'failed', statusCode: null, error: expect.stringMatching(/^hooks\.example\.com is not allowed: a host must resolve to public addresses only$/) })],
       }),
     ]);
   });

@@ -1,4 +1,5 @@
-import { generateWebhookSecretToken, inboundChatOf, secretTokenMatches } from '../../core/telegram-updates';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inboundChatOf, secretTokenMatches, webhookSecretTokens } from '../../core/telegram-updates';
 
 describe('Telegram updates', () => {
   it('a private message gives its chat id, name and time', () => {
@@ -32,16 +33,34 @@ describe('Telegram updates', () => {
     expect(inboundChatOf(null)).toBeNull();
   });
 
-  it('a webhook secret token is 43 characters Telegram accepts, new each time', () => {
-    const token = generateWebhookSecretToken();
-    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(generateWebhookSecretToken()).not.toBe(token);
+  const secrets = webhookSecretTokens(randomBytes(32));
+  const workspaceId = randomUUID();
+  /** A version 1 secret, as made before issue 29: 32 random bytes. */
+  const legacy = () => randomBytes(32).toString('base64url');
+
+  it('a webhook secret token is 45 characters Telegram accepts, new each time, and proves itself for its workspace only', () => {
+    const token = secrets.generate(workspaceId);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{45}$/);
+    expect(secrets.generate(workspaceId)).not.toBe(token);
+    expect(secrets.check(workspaceId, token)).toBe('signed');
+    expect(secrets.check(randomUUID(), token)).toBe('forged');
+    expect(webhookSecretTokens(randomBytes(32)).check(workspaceId, token)).toBe('forged');
+  });
+
+  it('a made-up or altered version 2 token, or none, is forged; a version 1 secret is unsigned', () => {
+    const token = secrets.generate(workspaceId);
+    const altered = `${token.slice(0, 20)}${token[20] === 'A' ? 'B' : 'A'}${token.slice(21)}`;
+    expect(secrets.check(workspaceId, altered)).toBe('forged');
+    expect(secrets.check(workspaceId, `v2${legacy()}`)).toBe('forged');
+    expect(secrets.check(workspaceId, undefined)).toBe('forged');
+    expect(secrets.check(workspaceId, '')).toBe('forged');
+    expect(secrets.check(workspaceId, legacy())).toBe('unsigned');
   });
 
   it('the secret token matches only itself: not another, a prefix, a longer one or a missing header', () => {
-    const token = generateWebhookSecretToken();
+    const token = secrets.generate(workspaceId);
     expect(secretTokenMatches(token, token)).toBe(true);
-    expect(secretTokenMatches(token, generateWebhookSecretToken())).toBe(false);
+    expect(secretTokenMatches(token, secrets.generate(workspaceId))).toBe(false);
     expect(secretTokenMatches(token, token.slice(0, 20))).toBe(false);
     expect(secretTokenMatches(token, `${token}x`)).toBe(false);
     expect(secretTokenMatches(token, '')).toBe(false);

@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import { isMarketing, listUnsubscribeHeaders, unsubscribeUrl } from '../../core/list-unsubscribe';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 
 describe('unsubscribe tokens', () => {
-  const tokens = unsubscribeTokens(randomBytes(32));
+  const masterKey = randomBytes(32);
+  const tokens = unsubscribeTokens(masterKey);
   const claims = { workspaceId: randomUUID(), messageId: randomUUID(), address: 'ann.lee+news@example.org' };
 
   it('a signed token names its workspace and message, and picks out its own recipient among the message\'s', () => {
@@ -15,18 +16,36 @@ describe('unsubscribe tokens', () => {
     expect(Buffer.from(tokens.sign(claims), 'base64url').toString('latin1')).not.toContain('example.org');
   });
 
-  it('a token re-pointed at another message, another workspace\'s key, or with a flipped bit finds no recipient', () => {
+  it('a token re-pointed at another message, signed with another key, or with any bit flipped is refused before any recipient is needed', () => {
     const token = tokens.sign(claims);
     const repointed = Buffer.from(token, 'base64url');
     Buffer.from(randomUUID().replace(/-/g, ''), 'hex').copy(repointed, 17);
-    expect(tokens.read(repointed.toString('base64url'))?.recipient([claims.address])).toBeNull();
+    expect(tokens.read(repointed.toString('base64url'))).toBeNull();
 
-    const otherKey = unsubscribeTokens(randomBytes(32)).sign(claims);
-    expect(tokens.read(otherKey)?.recipient([claims.address])).toBeNull();
+    expect(tokens.read(unsubscribeTokens(randomBytes(32)).sign(claims))).toBeNull();
 
-    const flipped = Buffer.from(token, 'base64url');
-    flipped[flipped.length - 1] ^= 1;
-    expect(tokens.read(flipped.toString('base64url'))?.recipient([claims.address])).toBeNull();
+    const bytes = Buffer.from(token, 'base64url');
+    for (let index = 0; index < bytes.length; index += 1) {
+      const flipped = Buffer.from(bytes);
+      flipped[index] ^= 1;
+      expect(tokens.read(flipped.toString('base64url'))).toBeNull();
+    }
+  });
+
+  /** A version 1 link, as sent before issue 29: one MAC over the payload and the address. */
+  const legacyToken = () => {
+    const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging unsubscribe link v1', 32));
+    const payload = Buffer.concat([Buffer.from([1]), Buffer.from(claims.workspaceId.replace(/-/g, ''), 'hex'), Buffer.from(claims.messageId.replace(/-/g, ''), 'hex')]);
+    const mac = createHmac('sha256', key).update(payload).update(claims.address.toLowerCase(), 'utf8').digest();
+    return Buffer.concat([payload, mac]).toString('base64url');
+  };
+
+  it('a version 1 link is refused unless version 1 links are accepted; then its recipient is found as before', () => {
+    expect(tokens.read(legacyToken())).toBeNull();
+    const link = unsubscribeTokens(masterKey, { acceptV1: true }).read(legacyToken());
+    expect(link).toMatchObject({ workspaceId: claims.workspaceId, messageId: claims.messageId });
+    expect(link?.recipient(['bob@example.org', claims.address])).toBe(claims.address);
+    expect(link?.recipient(['bob@example.org'])).toBeNull();
   });
 
   it('anything that is not a token in its one canonical spelling is not read at all', () => {
@@ -35,7 +54,7 @@ describe('unsubscribe tokens', () => {
       expect(tokens.read(bad)).toBeNull();
     }
     const wrongVersion = Buffer.from(token, 'base64url');
-    wrongVersion[0] = 2;
+    wrongVersion[0] = 3;
     expect(tokens.read(wrongVersion.toString('base64url'))).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../../core/errors';
 import { openSecret, sealSecret } from '../../../core/secrets';
-import { generateWebhookSecretToken } from '../../../core/telegram-updates';
+import { webhookSecretTokens } from '../../../core/telegram-updates';
 import {
   deleteTelegramIntegration,
   findTelegramIntegration,
@@ -73,7 +73,7 @@ export function createTelegramIntegrationService(deps: TelegramIntegrationServic
       if (await telegramBotHeldElsewhere(db, workspaceId, botId)) throw conflict();
 
       const webhookUrl = telegramWebhookUrl(deps.publicBaseUrl, workspaceId);
-      const secretToken = generateWebhookSecretToken();
+      const secretToken = webhookSecretTokens(deps.masterKey).generate(workspaceId);
       try {
         await api.callApi('setWebhook', { url: webhookUrl, secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }, deadline(BOT_API_TIMEOUT_MS));
       } catch (error) {

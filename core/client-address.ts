@@ -1,0 +1,19 @@
+import ipaddr from 'ipaddr.js';
+
+/** How many leading bits of an IPv6 address name one client: a /64 is what one customer line is given. */
+const IPV6_CLIENT_BITS = 64;
+
+/**
+ * The key under which a client's requests are counted by the per-address limits of the public routes.
+ * An IPv4 address (also written IPv4-mapped, `::ffff:1.2.3.4`) counts alone; an IPv6 address counts with
+ * the rest of its /64, because whoever has one address of a /64 usually has all 2^64 of them, and a
+ * limit per address would then limit nothing. Whatever does not parse (no address known) shares one key.
+ */
+export function clientKeyOf(address: string | undefined): string {
+  if (!address || !ipaddr.isValid(address)) return 'unknown';
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).toByteArray().slice(0, IPV6_CLIENT_BITS / 8);
+  const prefix = Array.from({ length: parts.length / 2 }, (_, i) => ((parts[2 * i] << 8) | parts[2 * i + 1]).toString(16));
+  return `${prefix.join(':')}::/${IPV6_CLIENT_BITS}`;
+}

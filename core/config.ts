@@ -126,7 +126,7 @@ export const configSchema = z.object({
    * database read, so anyone can make each one cost a read. Set it for as long as mail sent by an older
    * version may still be read (RFC 8058 links do not expire) if this deployment sent marketing mail before.
    */
-  UNSUBSCRIBE_V1_LINKS: booleanString.default(false),
+  UNSUBSCRIBE_V1_LINKS: booleanString.default(true),
   /** Twilio statuses of SIDs no message has yet, parked per workspace per hour; past it 429 (a workspace can sign its own). */
   TWILIO_PARKED_PER_WORKSPACE_PER_HOUR: z.coerce.number().int().positive().default(1_000),
 

@@ -36,6 +36,8 @@ describe('the public edge', () => {
       UNKNOWN_KEYS_PER_IP_PER_MINUTE: String(LIMIT),
       TRACKING_REPLAY_WINDOW_MS: '1000',
       TWILIO_PARKED_PER_WORKSPACE_PER_HOUR: '3',
+      // A deployment that never sent version 1 links turns them off, so none costs a read.
+      UNSUBSCRIBE_V1_LINKS: 'false',
     });
   });
   afterAll(() => api.close());

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import DKIM from 'nodemailer/lib/dkim';
 import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
-import { openSecret } from '../core/secrets';
+import { type Keyring, openSecret } from '../core/secrets';
 import { findSigningKey } from '../db/repositories/domains';
 
 /** A domain's signing key, unsealed: only ever in memory, for the time of one signature. */
@@ -49,13 +49,13 @@ export async function signWithDkim(raw: Buffer | string, key: DkimKey): Promise<
 }
 
 /** The unsealed DKIM key of the workspace's domain that `fromAddress` belongs to, or null when it has none. */
-export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId: string, fromAddress: string): Promise<DkimKey | null> {
+export async function loadDkimKey(db: Sequelize, keyring: Keyring, workspaceId: string, fromAddress: string): Promise<DkimKey | null> {
   const parsed = parseMailboxes(fromAddress);
   if (!parsed.ok || parsed.mailboxes.length !== 1) return null;
   // The parsed domain is lower-case A-labels, the form domain names are stored in.
   const key = await findSigningKey(db, workspaceId, domainOf(parsed.mailboxes[0].address));
   if (!key) return null;
-  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(masterKey, key.privateKeySealed)) };
+  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(keyring, { workspaceId, column: 'domains.dkim_private_key' }, key.privateKeySealed)) };
 }
 
 /**
@@ -63,7 +63,7 @@ export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId:
  * its key). A sender domain the workspace has not added has no key, and the message is returned as it is:
  * the send path refuses such senders before it gets here.
  */
-export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
+export function createDkimSigner(db: Sequelize, keyring: Keyring) {
   // A campaign signs thousands of messages with one key: read and unseal it once a minute, not per message
   // (a rotated key takes effect within that minute).
   const keys = new LRUCache<string, { key: DkimKey | null }>({ max: 10_000, ttl: 60_000 });
@@ -71,7 +71,7 @@ export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
     const cacheKey = `${workspaceId}/${fromAddress.toLowerCase()}`;
     let cached = keys.get(cacheKey);
     if (!cached) {
-      cached = { key: await loadDkimKey(db, masterKey, workspaceId, fromAddress) };
+      cached = { key: await loadDkimKey(db, keyring, workspaceId, fromAddress) };
       keys.set(cacheKey, cached);
     }
     return cached.key ? signWithDkim(raw, cached.key) : raw;

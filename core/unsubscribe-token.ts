@@ -40,21 +40,23 @@ const uuidText = (bytes: Buffer): string => {
  * can make a link for a message or address we did not send to, and no lookup table is needed.
  *
  * The key is derived from MASTER_KEY (HKDF, a label of its own), so a MAC never shares a key with the
- * sealing of secrets. Links do not expire: RFC 8058 senders honour them as long as the mail may be read.
+ * sealing of secrets. Links do not expire: RFC 8058 senders honour them as long as the mail may be read,
+ * so every key of the ring verifies (`macKeys`, current first: it signs): a rotation breaks no link sent.
  *
  * Token: base64url of [version][workspace uuid][message uuid][MAC over the first three and the address].
  */
-export function unsubscribeTokens(masterKey: Buffer): UnsubscribeTokens {
-  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging unsubscribe link v1', 32));
+export function unsubscribeTokens(masterKeys: readonly Buffer[]): UnsubscribeTokens {
+  const keys = masterKeys.map((masterKey) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging unsubscribe link v1', 32)));
+  if (keys.length === 0) throw new Error('unsubscribe tokens need a key');
   // Addresses compare case-insensitively: the MAC does not depend on how a header spelt the address.
-  const mac = (payload: Buffer, address: string) => createHmac('sha256', key).update(payload).update(address.toLowerCase(), 'utf8').digest();
+  const mac = (key: Buffer, payload: Buffer, address: string) => createHmac('sha256', key).update(payload).update(address.toLowerCase(), 'utf8').digest();
 
   return {
     sign(claims) {
       if (!UUID.test(claims.workspaceId) || !UUID.test(claims.messageId)) throw new Error('unsubscribe claims need uuids');
       if (!claims.address) throw new Error('unsubscribe claims need an address');
       const payload = Buffer.concat([Buffer.from([VERSION]), uuidBytes(claims.workspaceId), uuidBytes(claims.messageId)]);
-      return Buffer.concat([payload, mac(payload, claims.address)]).toString('base64url');
+      return Buffer.concat([payload, mac(keys[0], payload, claims.address)]).toString('base64url');
     },
 
     read(token) {
@@ -67,7 +69,7 @@ export function unsubscribeTokens(masterKey: Buffer): UnsubscribeTokens {
       return {
         workspaceId: uuidText(payload.subarray(1, 1 + UUID_BYTES)),
         messageId: uuidText(payload.subarray(1 + UUID_BYTES)),
-        recipient: (addresses) => addresses.find((address) => timingSafeEqual(given, mac(payload, address))) ?? null,
+        recipient: (addresses) => addresses.find((address) => keys.some((key) => timingSafeEqual(given, mac(key, payload, address)))) ?? null,
       };
     },
   };

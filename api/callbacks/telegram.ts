@@ -2,7 +2,7 @@ import express, { type Router } from 'express';
 import type { Sequelize } from 'sequelize';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
-import { openSecret } from '../../core/secrets';
+import { type Keyring, macKeys, openSecret } from '../../core/secrets';
 import { inboundChatOf, secretTokenMatches } from '../../core/telegram-updates';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTelegramIntegration, linkTelegramIdentity, recordInboundChat } from '../../db/repositories/telegram';
@@ -10,7 +10,7 @@ import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
 
 export interface TelegramCallbackDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
 }
 
 const WorkspaceId = z.uuid();
@@ -24,12 +24,12 @@ const WorkspaceId = z.uuid();
  * failure to record it is retried rather than lost.
  */
 export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps): void {
-  const linkTokens = telegramLinkTokens(deps.masterKey);
+  const linkTokens = telegramLinkTokens(macKeys(deps.keyring));
   app.post('/callbacks/telegram/:workspaceId', express.json({ limit: '256kb' }), async (req, res) => {
     const workspaceId = WorkspaceId.safeParse(req.params.workspaceId);
     const integration = workspaceId.success ? await findTelegramIntegration(deps.db, workspaceId.data) : null;
     const given = req.header('x-telegram-bot-api-secret-token');
-    if (!integration || !secretTokenMatches(openSecret(deps.masterKey, integration.webhookSecretSealed), given)) {
+    if (!integration || !secretTokenMatches(openSecret(deps.keyring, { workspaceId: integration.workspaceId, column: 'telegram_integrations.webhook_secret' }, integration.webhookSecretSealed), given)) {
       throw new AppError('forbidden', 'The update does not carry this workspace\'s secret token', { need: 'X-Telegram-Bot-Api-Secret-Token' });
     }
     const chat = inboundChatOf(req.body);

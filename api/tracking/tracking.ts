@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../../core/config';
-import { parseMasterKey } from '../../core/secrets';
-import { trackingKey } from '../../core/tracking/tokens';
+import { type Config, configKeyring } from '../../core/config';
+import { macKeys } from '../../core/secrets';
+import { trackingKeys } from '../../core/tracking/tokens';
 import { findTrackedMessage } from '../../db/repositories/message-links';
 import { recordTrackingEvents } from '../../db/repositories/tracking-events';
 import { TrackingHitBuffer } from './hit-buffer';
@@ -25,6 +25,6 @@ export function createTracking(deps: { config: Config; db: Sequelize; logger: Lo
     flushIntervalMs: config.TRACKING_FLUSH_INTERVAL_MS,
   });
   const messages = new TrackedMessageCache((messageId) => findTrackedMessage(db, messageId));
-  const router = trackingRoutes({ key: trackingKey(parseMasterKey(config.MASTER_KEY)), messages, hits: buffer });
+  const router = trackingRoutes({ keys: trackingKeys(macKeys(configKeyring(config))), messages, hits: buffer });
   return { router, buffer, close: () => buffer.close(config.SHUTDOWN_TIMEOUT_MS / 2) };
 }

@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
 import type { Sequelize } from 'sequelize';
 import { UNSUBSCRIBE_PATH } from '../../core/list-unsubscribe';
-import { parseMasterKey } from '../../core/secrets';
+import { type Keyring, macKeys } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { confirmationPage, invalidLinkPage, unsubscribedPage } from './pages';
 import { createUnsubscribeService } from './service';
@@ -29,8 +29,8 @@ function sendPage(res: Response, status: number, html: string): void {
  * `List-Unsubscribe=One-Click` a mailbox provider sends, or the page's own form; the body is not read, so
  * a plain form with any body works too. A token that is not genuine answers 404 and changes nothing.
  */
-export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; masterKey: string }): void {
-  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(parseMasterKey(deps.masterKey)));
+export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; keyring: Keyring }): void {
+  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(macKeys(deps.keyring)));
 
   app.get(`${UNSUBSCRIBE_PATH}/:token`, async (req, res) => {
     const recipient = await unsubscribes.recipientOf(req.params.token);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Sequelize } from 'sequelize';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { keyringOf, parseMasterKey, sealSecret } from '../../core/secrets';
 import { generateWebhookSecret } from '../../core/webhook-signing';
 import { insertWebhook } from '../../db/repositories/webhooks';
 
@@ -93,7 +93,7 @@ export async function createWebhookRow(
   const webhook = await insertWebhook(
     db,
     workspaceId,
-    { id: randomUUID(), url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(parseMasterKey(masterKey), secret) },
+    { id: randomUUID(), url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'webhooks.secret' }, secret) },
     100,
   );
   if (webhook === 'limit') throw new Error('too many webhooks');

@@ -83,11 +83,11 @@ describe('the tracking hit buffer', () => {
   });
 
   it('clicks are answered without waiting for their write', async () => {
-    const key = trackingKey(parseMasterKey(api.config.MASTER_KEY));
+    const keys = [trackingKey(parseMasterKey(api.config.MASTER_KEY))];
     // A database that never answers a write: the redirect must not notice.
     const buffer = new TrackingHitBuffer({ write: () => new Promise(() => undefined), logger, flushIntervalMs: 10 });
     const messages = new TrackedMessageCache((id) => findTrackedMessage(api.db, id));
-    const app = express().use(trackingRoutes({ key, messages, hits: buffer }));
+    const app = express().use(trackingRoutes({ keys, messages, hits: buffer }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

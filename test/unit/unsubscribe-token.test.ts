@@ -3,7 +3,7 @@ import { isMarketing, listUnsubscribeHeaders, unsubscribeUrl } from '../../core/
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 
 describe('unsubscribe tokens', () => {
-  const tokens = unsubscribeTokens(randomBytes(32));
+  const tokens = unsubscribeTokens([randomBytes(32)]);
   const claims = { workspaceId: randomUUID(), messageId: randomUUID(), address: 'ann.lee+news@example.org' };
 
   it('a signed token names its workspace and message, and picks out its own recipient among the message\'s', () => {
@@ -21,12 +21,22 @@ describe('unsubscribe tokens', () => {
     Buffer.from(randomUUID().replace(/-/g, ''), 'hex').copy(repointed, 17);
     expect(tokens.read(repointed.toString('base64url'))?.recipient([claims.address])).toBeNull();
 
-    const otherKey = unsubscribeTokens(randomBytes(32)).sign(claims);
+    const otherKey = unsubscribeTokens([randomBytes(32)]).sign(claims);
     expect(tokens.read(otherKey)?.recipient([claims.address])).toBeNull();
 
     const flipped = Buffer.from(token, 'base64url');
     flipped[flipped.length - 1] ^= 1;
     expect(tokens.read(flipped.toString('base64url'))?.recipient([claims.address])).toBeNull();
+  });
+
+  it('after a MASTER_KEY rotation a link signed under the previous key still finds its recipient; new links use the new key', () => {
+    const [previous, current] = [randomBytes(32), randomBytes(32)];
+    const before = unsubscribeTokens([previous]).sign(claims);
+    const rotated = unsubscribeTokens([current, previous]);
+    expect(rotated.read(before)?.recipient([claims.address])).toBe(claims.address);
+    expect(unsubscribeTokens([current]).read(rotated.sign(claims))?.recipient([claims.address])).toBe(claims.address);
+    // Once the previous key is gone, so is what it signed.
+    expect(unsubscribeTokens([current]).read(before)?.recipient([claims.address])).toBeNull();
   });
 
   it('anything that is not a token in its one canonical spelling is not read at all', () => {

@@ -1,0 +1,67 @@
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { SealedColumn } from '../../core/secrets';
+
+/**
+ * Every column of the schema that holds a sealed value (core/secrets.ts), for `secrets:reseal`. A new
+ * sealed column must be added here, or a rotation would leave it under the old key. This is the one
+ * repository that walks every workspace: re-sealing is an operator's maintenance, not a tenant's request.
+ */
+export interface SealedColumnSpec {
+  table: string;
+  /** The row's key: `id`, or `workspace_id` where the table has one row per workspace. */
+  key: 'id' | 'workspace_id';
+  column: string;
+  /** What the value is bound to, besides its workspace. */
+  context: SealedColumn;
+}
+
+export const SEALED_COLUMNS: readonly SealedColumnSpec[] = [
+  { table: 'domains', key: 'id', column: 'dkim_private_key_sealed', context: 'domains.dkim_private_key' },
+  { table: 'webhooks', key: 'id', column: 'secret_sealed', context: 'webhooks.secret' },
+  { table: 'webhooks', key: 'id', column: 'previous_secret_sealed', context: 'webhooks.secret' },
+  { table: 'telegram_integrations', key: 'workspace_id', column: 'bot_token_sealed', context: 'telegram_integrations.bot_token' },
+  { table: 'telegram_integrations', key: 'workspace_id', column: 'webhook_secret_sealed', context: 'telegram_integrations.webhook_secret' },
+  { table: 'twilio_integrations', key: 'workspace_id', column: 'auth_token_sealed', context: 'twilio_integrations.auth_token' },
+  { table: 'analytics_connections', key: 'workspace_id', column: 'token_sealed', context: 'analytics_connections.token' },
+];
+
+export interface SealedValue {
+  rowKey: string;
+  workspaceId: string;
+  sealed: string;
+}
+
+/**
+ * The next rows (by key, after `afterKey`) whose value does not start with `currentPrefix`: sealed under
+ * another key or in the old format. Keyset paging, so each batch is an index range however many are left.
+ * Table and column names come from SEALED_COLUMNS only, never from input.
+ */
+export async function findValuesToReseal(
+  db: Sequelize,
+  spec: SealedColumnSpec,
+  currentPrefix: string,
+  afterKey: string | null,
+  limit: number,
+): Promise<SealedValue[]> {
+  return db.query<SealedValue>(
+    `SELECT ${spec.key}::text AS "rowKey", workspace_id::text AS "workspaceId", ${spec.column} AS sealed
+     FROM ${spec.table}
+     WHERE ${spec.column} IS NOT NULL AND NOT starts_with(${spec.column}, $1) AND ($2::uuid IS NULL OR ${spec.key} > $2::uuid)
+     ORDER BY ${spec.key}
+     LIMIT $3`,
+    { bind: [currentPrefix, afterKey, limit], type: QueryTypes.SELECT },
+  );
+}
+
+/**
+ * Writes the re-sealed value only if the row still holds the value that was read: a secret saved or rotated
+ * through the API in between (already under the current key) is left as it is. `updated_at` stays: the
+ * secret did not change. Returns whether the row was written.
+ */
+export async function replaceSealedValue(db: Sequelize, spec: SealedColumnSpec, value: SealedValue, resealed: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE ${spec.table} SET ${spec.column} = $4 WHERE workspace_id = $1 AND ${spec.key} = $2 AND ${spec.column} = $3 RETURNING 1`,
+    { bind: [value.workspaceId, value.rowKey, value.sealed, resealed], type: QueryTypes.SELECT },
+  );
+  return rows.length === 1;
+}

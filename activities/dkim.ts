@@ -55,7 +55,7 @@ export async function loadDkimKey(db: Sequelize, keyring: Keyring, workspaceId: 
   // The parsed domain is lower-case A-labels, the form domain names are stored in.
   const key = await findSigningKey(db, workspaceId, domainOf(parsed.mailboxes[0].address));
   if (!key) return null;
-  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(keyring, { workspaceId, column: 'domains.dkim_private_key' }, key.privateKeySealed)) };
+  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: key.domainName }, key.privateKeySealed)) };
 }
 
 /**

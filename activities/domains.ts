@@ -130,7 +130,7 @@ async function registerWithSes(deps: DomainActivityDeps, domain: DomainRecord, c
     name: domain.name,
     region: domain.region,
     selector: key.selector,
-    privateKeyPem: openSecret(deps.keyring, { workspaceId: domain.workspaceId, column: 'domains.dkim_private_key' }, key.privateKeySealed),
+    privateKeyPem: openSecret(deps.keyring, { workspaceId: domain.workspaceId, column: 'domains.dkim_private_key', row: key.domainName }, key.privateKeySealed),
   });
   if (registration.verifiedForSending) return check;
   return {

@@ -58,7 +58,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
 
   async function post(workspaceId: string, target: AttemptTarget, body: string): Promise<{ statusCode: number | null; verdict: AttemptVerdict; error: string | null }> {
     // Opened here, used for this request only: no secret is ever an activity's input or result, or logged.
-    const secrets = [target.secretSealed, target.previousSecretSealed].flatMap((sealed) => (sealed ? [openSecret(deps.keyring, { workspaceId, column: 'webhooks.secret' }, sealed)] : []));
+    const secrets = [target.secretSealed, target.previousSecretSealed].flatMap((sealed) => (sealed ? [openSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: target.webhookId }, sealed)] : []));
     const headers = { ...webhookHeaders(secrets, target.deliveryId, new Date(), body), 'content-type': 'application/json', 'user-agent': USER_AGENT };
     try {
       const { statusCode } = await postPublic(target.url, { body, headers }, { ...deps.fetch, timeoutMs: WEBHOOK_TIMEOUT_MS });

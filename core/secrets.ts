@@ -6,8 +6,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  *
  * `v2:<key id>:<base64 of iv | tag | ciphertext>`. The key id names the master key that sealed the value,
  * so a keyring (MASTER_KEY and MASTER_KEY_PREVIOUS) knows which key opens it and what is left to re-seal.
- * The associated data binds the value to its workspace and column: a sealed value copied to another
- * workspace's row, or into another column, fails to open. Values of the first format (`v1:`, raw master
+ * The associated data binds the value to its workspace, its column and, where a workspace has several
+ * rows, its row: a sealed value copied to another row or into another column fails to open. Values of the first format (`v1:`, raw master
  * key, no binding) still open, under any key of the ring, until `secrets:reseal` rewrites them.
  */
 const VERSION = 'v2';
@@ -20,20 +20,27 @@ const HEX_KEY = /^[0-9a-f]{64}$/i;
 // would otherwise skip stray characters and silently turn a mistyped key into other bytes.
 const BASE64_KEY = /^[A-Za-z0-9+/]{43}=?$/;
 
-/** Every column that holds a sealed value; the name is part of the value's associated data. */
-export type SealedColumn =
-  | 'domains.dkim_private_key'
-  /** Both the current and the previous secret of a webhook: rotation moves one into the other. */
-  | 'webhooks.secret'
-  | 'telegram_integrations.bot_token'
-  | 'telegram_integrations.webhook_secret'
-  | 'twilio_integrations.auth_token'
-  | 'analytics_connections.token';
-
 /** Where a sealed value lives: it opens only there. */
-export interface SealContext {
-  workspaceId: string;
-  column: SealedColumn;
+export type SealContext =
+  /** A workspace has several: the row is the domain's name (what the signer looks a key up by). */
+  | { workspaceId: string; column: 'domains.dkim_private_key'; row: string }
+  /** The row is the webhook's id. Its current and previous secrets share this: rotation moves one into the other. */
+  | { workspaceId: string; column: 'webhooks.secret'; row: string }
+  /** One row per workspace: the workspace is the row. */
+  | {
+      workspaceId: string;
+      column: 'telegram_integrations.bot_token' | 'telegram_integrations.webhook_secret' | 'twilio_integrations.auth_token' | 'analytics_connections.token';
+    };
+
+/** Every column that holds a sealed value; the name is part of the value's associated data. */
+export type SealedColumn = SealContext['column'];
+
+const ROW_BOUND: ReadonlySet<SealedColumn> = new Set(['domains.dkim_private_key', 'webhooks.secret']);
+
+/** A context from a column known only at run time (the re-seal walks every column): checks what the types check elsewhere. */
+export function sealContextOf(workspaceId: string, column: SealedColumn, row: string | null): SealContext {
+  if (ROW_BOUND.has(column) !== (row !== null)) throw new Error(`${column} ${row === null ? 'needs' : 'takes no'} row`);
+  return (row === null ? { workspaceId, column } : { workspaceId, column, row }) as SealContext;
 }
 
 export interface MasterKey {
@@ -85,7 +92,8 @@ export function macKeys(ring: Keyring): Buffer[] {
 const sealingKey = (key: MasterKey): Buffer => derive(key.key, 'messaging sealed secrets v2', 32);
 
 function associatedData(keyId: string, context: SealContext): Buffer {
-  return Buffer.from(['messaging sealed secret', VERSION, keyId, context.workspaceId.toLowerCase(), context.column].join('\n'), 'utf8');
+  const row = 'row' in context ? context.row.toLowerCase() : '';
+  return Buffer.from(['messaging sealed secret', VERSION, keyId, context.workspaceId.toLowerCase(), context.column, row].join('\n'), 'utf8');
 }
 
 export function sealSecret(ring: Keyring, context: SealContext, plaintext: string): string {

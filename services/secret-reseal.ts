@@ -1,5 +1,5 @@
 import type { Sequelize } from 'sequelize';
-import { currentSealPrefix, type Keyring, resealSecret } from '../core/secrets';
+import { currentSealPrefix, type Keyring, resealSecret, sealContextOf } from '../core/secrets';
 import { findValuesToReseal, replaceSealedValue, SEALED_COLUMNS, type SealedColumnSpec } from '../db/repositories/sealed-secrets';
 
 /** What `secrets:reseal` did to one column. */
@@ -44,7 +44,7 @@ async function resealColumn(db: Sequelize, keyring: Keyring, spec: SealedColumnS
     for (const value of batch) {
       let resealed: string;
       try {
-        resealed = resealSecret(keyring, { workspaceId: value.workspaceId, column: spec.context }, value.sealed);
+        resealed = resealSecret(keyring, sealContextOf(value.workspaceId, spec.context, value.row), value.sealed);
       } catch (error) {
         report.failed.push({ workspaceId: value.workspaceId, rowKey: value.rowKey, error: error instanceof Error ? error.message : String(error) });
         continue;

@@ -50,7 +50,7 @@ export function createDomainService({ db, settings, keyring, defaultRegion, veri
         defaultFromName: input.defaultFromName ?? null,
         dkimSelector: key.selector,
         dkimPublicKey: key.publicKey,
-        dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key' }, key.privateKeyPem),
+        dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: input.name }, key.privateKeyPem),
       });
       if ('takenBy' in claim) {
         throw claim.takenBy === 'this-workspace'

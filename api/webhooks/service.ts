@@ -57,10 +57,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async create(workspaceId: string, input: { url: string; description?: string | null; events: string[]; enabled: boolean }) {
       await checkUrl(input.url);
       const secret = generateWebhookSecret();
+      const id = randomUUID();
       const webhook = await insertWebhook(
         db,
         workspaceId,
-        { id: randomUUID(), url: input.url, description: input.description ?? null, events: input.events, enabled: input.enabled, secretSealed: sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret' }, secret) },
+        { id, url: input.url, description: input.description ?? null, events: input.events, enabled: input.enabled, secretSealed: sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: id }, secret) },
         MAX_WEBHOOKS_PER_WORKSPACE,
       );
       if (webhook === 'limit') throw new AppError('conflict', `A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks`);
@@ -84,7 +85,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** A new secret, answered once; the previous one keeps signing for ROTATION_OVERLAP_MS. */
     async rotateSecret(workspaceId: string, id: string) {
       const secret = generateWebhookSecret();
-      const webhook = await rotateWebhookSecret(db, workspaceId, id, sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret' }, secret), new Date(Date.now() + ROTATION_OVERLAP_MS));
+      const webhook = await rotateWebhookSecret(db, workspaceId, id, sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: id }, secret), new Date(Date.now() + ROTATION_OVERLAP_MS));
       if (!webhook) throw AppError.notFound('Webhook');
       return { webhook, secret };
     },

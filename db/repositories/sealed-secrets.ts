@@ -13,21 +13,25 @@ export interface SealedColumnSpec {
   column: string;
   /** What the value is bound to, besides its workspace. */
   context: SealedColumn;
+  /** The column naming the row in the value's binding (core/secrets.ts, SealContext), where a workspace has several rows. */
+  row: 'id' | 'name' | null;
 }
 
 export const SEALED_COLUMNS: readonly SealedColumnSpec[] = [
-  { table: 'domains', key: 'id', column: 'dkim_private_key_sealed', context: 'domains.dkim_private_key' },
-  { table: 'webhooks', key: 'id', column: 'secret_sealed', context: 'webhooks.secret' },
-  { table: 'webhooks', key: 'id', column: 'previous_secret_sealed', context: 'webhooks.secret' },
-  { table: 'telegram_integrations', key: 'workspace_id', column: 'bot_token_sealed', context: 'telegram_integrations.bot_token' },
-  { table: 'telegram_integrations', key: 'workspace_id', column: 'webhook_secret_sealed', context: 'telegram_integrations.webhook_secret' },
-  { table: 'twilio_integrations', key: 'workspace_id', column: 'auth_token_sealed', context: 'twilio_integrations.auth_token' },
-  { table: 'analytics_connections', key: 'workspace_id', column: 'token_sealed', context: 'analytics_connections.token' },
+  { table: 'domains', key: 'id', column: 'dkim_private_key_sealed', context: 'domains.dkim_private_key', row: 'name' },
+  { table: 'webhooks', key: 'id', column: 'secret_sealed', context: 'webhooks.secret', row: 'id' },
+  { table: 'webhooks', key: 'id', column: 'previous_secret_sealed', context: 'webhooks.secret', row: 'id' },
+  { table: 'telegram_integrations', key: 'workspace_id', column: 'bot_token_sealed', context: 'telegram_integrations.bot_token', row: null },
+  { table: 'telegram_integrations', key: 'workspace_id', column: 'webhook_secret_sealed', context: 'telegram_integrations.webhook_secret', row: null },
+  { table: 'twilio_integrations', key: 'workspace_id', column: 'auth_token_sealed', context: 'twilio_integrations.auth_token', row: null },
+  { table: 'analytics_connections', key: 'workspace_id', column: 'token_sealed', context: 'analytics_connections.token', row: null },
 ];
 
 export interface SealedValue {
   rowKey: string;
   workspaceId: string;
+  /** The value of the spec's `row` column, or null. */
+  row: string | null;
   sealed: string;
 }
 
@@ -44,7 +48,7 @@ export async function findValuesToReseal(
   limit: number,
 ): Promise<SealedValue[]> {
   return db.query<SealedValue>(
-    `SELECT ${spec.key}::text AS "rowKey", workspace_id::text AS "workspaceId", ${spec.column} AS sealed
+    `SELECT ${spec.key}::text AS "rowKey", workspace_id::text AS "workspaceId", ${spec.row === null ? 'NULL' : `${spec.row}::text`} AS row, ${spec.column} AS sealed
      FROM ${spec.table}
      WHERE ${spec.column} IS NOT NULL AND NOT starts_with(${spec.column}, $1) AND ($2::uuid IS NULL OR ${spec.key} > $2::uuid)
      ORDER BY ${spec.key}

@@ -46,7 +46,7 @@ export async function createVerifiedDomain(
     defaultFromName: options.defaultFromName ?? null,
     dkimSelector: keys.selector,
     dkimPublicKey: keys.publicKey,
-    dkimPrivateKeySealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'domains.dkim_private_key' }, keys.privateKeyPem),
+    dkimPrivateKeySealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'domains.dkim_private_key', row: name }, keys.privateKeyPem),
   });
   if (!('created' in claim)) throw new Error('domain name clash');
   await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });

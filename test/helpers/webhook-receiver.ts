@@ -90,10 +90,11 @@ export async function createWebhookRow(
   options: { url: string; events: string[]; enabled?: boolean },
 ): Promise<{ id: string; secret: string }> {
   const secret = generateWebhookSecret();
+  const id = randomUUID();
   const webhook = await insertWebhook(
     db,
     workspaceId,
-    { id: randomUUID(), url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'webhooks.secret' }, secret) },
+    { id, url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'webhooks.secret', row: id }, secret) },
     100,
   );
   if (webhook === 'limit') throw new Error('too many webhooks');

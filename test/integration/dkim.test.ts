@@ -41,7 +41,7 @@ describe('DKIM signing of outgoing mail', () => {
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key' }, key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
     });
     if (!('created' in claim)) throw new Error('domain not created');
     dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));

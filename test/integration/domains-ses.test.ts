@@ -116,13 +116,14 @@ describe('domains with SES as the provider (BYODKIM)', () => {
   async function publishedDomain(options: { region?: string; name?: string } = {}): Promise<DomainRecord> {
     const { workspaceId } = await createWorkspace(db);
     const key = await generateDkimKeyPair();
+    const name = options.name ?? `d${randomUUID().slice(0, 12)}.example.com`;
     const claim = await insertDomain(db, workspaceId, {
-      name: options.name ?? `d${randomUUID().slice(0, 12)}.example.com`,
+      name,
       region: options.region ?? 'eu-west-1',
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key' }, key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
     });
     if (!('created' in claim)) throw new Error('domain not created');
     for (const record of domainRecords(claim.created, settings)) dns.setTxt(record.name, record.value);

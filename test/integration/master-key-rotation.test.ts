@@ -2,7 +2,7 @@ import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadDkimKey } from '../../activities/dkim';
 import { configKeyring, loadConfig } from '../../core/config';
-import { type Keyring, keyringOf, openSecret, parseMasterKey, type SealContext, sealSecret } from '../../core/secrets';
+import { type Keyring, keyringOf, openSecret, parseMasterKey, sealContextOf, type SealedColumn, sealSecret } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { saveAnalyticsConnection } from '../../db/repositories/analytics-connections';
 import { SEALED_COLUMNS } from '../../db/repositories/sealed-secrets';
@@ -54,11 +54,11 @@ interface Tenant {
 /** A workspace with a value in every sealed column, all sealed under key A, and an unsubscribe link signed with A. */
 async function tenantUnderKeyA(options: { legacyTwilio?: boolean } = {}): Promise<Tenant> {
   const { workspaceId } = await createWorkspace(db);
-  const seal = (column: SealContext['column'], plaintext: string) => sealSecret(ringA, { workspaceId, column }, plaintext);
+  const seal = (column: SealedColumn, plaintext: string, row: string | null = null) => sealSecret(ringA, sealContextOf(workspaceId, column, row), plaintext);
   const domain = await createVerifiedDomain(db, workspaceId, keyA);
   const webhook = await createWebhookRow(db, workspaceId, keyA, { url: 'https://hooks.example.com/in', events: ['*'] });
   const nextWebhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
-  await rotateWebhookSecret(db, workspaceId, webhook.id, seal('webhooks.secret', nextWebhookSecret), new Date(Date.now() + 86_400_000));
+  await rotateWebhookSecret(db, workspaceId, webhook.id, seal('webhooks.secret', nextWebhookSecret, webhook.id), new Date(Date.now() + 86_400_000));
   const authToken = randomBytes(16).toString('hex');
   await saveTwilioIntegration(db, workspaceId, {
     accountSid: `AC${randomBytes(16).toString('hex')}`,
@@ -96,22 +96,30 @@ async function tenantUnderKeyA(options: { legacyTwilio?: boolean } = {}): Promis
   };
 }
 
-/** Every sealed value of the workspace as stored, by `table.column`. */
-async function storedValues(workspaceId: string): Promise<Record<string, string>> {
-  const values: Record<string, string> = {};
+/** Every sealed value of the workspace as stored, with the row it is bound to, by `table.column`. */
+async function storedRows(workspaceId: string): Promise<Record<string, { sealed: string; row: string | null }>> {
+  const values: Record<string, { sealed: string; row: string | null }> = {};
   for (const spec of SEALED_COLUMNS) {
-    const rows = await db.query<{ sealed: string }>(`SELECT ${spec.column} AS sealed FROM ${spec.table} WHERE workspace_id = $1`, { bind: [workspaceId], type: QueryTypes.SELECT });
-    values[`${spec.table}.${spec.column}`] = rows[0].sealed;
+    const rows = await db.query<{ sealed: string; row: string | null }>(
+      `SELECT ${spec.column} AS sealed, ${spec.row === null ? 'NULL' : `${spec.row}::text`} AS row FROM ${spec.table} WHERE workspace_id = $1`,
+      { bind: [workspaceId], type: QueryTypes.SELECT },
+    );
+    values[`${spec.table}.${spec.column}`] = rows[0];
   }
   return values;
 }
 
+async function storedValues(workspaceId: string): Promise<Record<string, string>> {
+  return Object.fromEntries(Object.entries(await storedRows(workspaceId)).map(([column, { sealed }]) => [column, sealed]));
+}
+
 /** Every sealed value of the workspace, opened with the ring; the DKIM key through the signer's own loader. */
 async function openedWith(ring: Keyring, tenant: Tenant): Promise<Record<string, string>> {
-  const stored = await storedValues(tenant.workspaceId);
+  const stored = await storedRows(tenant.workspaceId);
   const opened: Record<string, string> = {};
   for (const spec of SEALED_COLUMNS) {
-    opened[`${spec.table}.${spec.column}`] = openSecret(ring, { workspaceId: tenant.workspaceId, column: spec.context }, stored[`${spec.table}.${spec.column}`]);
+    const { sealed, row } = stored[`${spec.table}.${spec.column}`];
+    opened[`${spec.table}.${spec.column}`] = openSecret(ring, sealContextOf(tenant.workspaceId, spec.context, row), sealed);
   }
   const dkim = await loadDkimKey(db, ring, tenant.workspaceId, `news@${tenant.domain}`);
   expect(dkim?.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()).toBe(tenant.secrets['domains.dkim_private_key_sealed']);

@@ -39,7 +39,7 @@ describe('SES clients per region', () => {
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(configKeyring(stack.api.config), { workspaceId: other.workspaceId, column: 'domains.dkim_private_key' }, key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(configKeyring(stack.api.config), { workspaceId: other.workspaceId, column: 'domains.dkim_private_key', row: domain }, key.privateKeyPem),
     });
 
     const accepted = await stack.api.call('POST', '/api/v1/emails', {

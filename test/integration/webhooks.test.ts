@@ -59,7 +59,7 @@ describe('webhooks API', () => {
       type: QueryTypes.SELECT,
     });
     expect(row.secret_sealed).not.toContain(secret.slice(6));
-    expect(openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret' }, row.secret_sealed)).toBe(secret);
+    expect(openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret', row: webhook.id }, row.secret_sealed)).toBe(secret);
   });
 
   it('PATCH changes what it names, DELETE answers the webhook and then it is gone; another workspace sees 404', async () => {
@@ -140,7 +140,7 @@ describe('webhooks API', () => {
        FROM webhooks WHERE workspace_id = $1`,
       { bind: [workspaceId], type: QueryTypes.SELECT },
     );
-    const open = (sealed: string) => openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret' }, sealed);
+    const open = (sealed: string) => openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret', row: webhook.id }, sealed);
     expect([open(row.secret_sealed), open(row.previous_secret_sealed)]).toEqual([next, secret]);
     expect(Number(row.hours)).toBeCloseTo(24, 1);
   });

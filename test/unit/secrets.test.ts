@@ -9,6 +9,7 @@ import {
   parseMasterKey,
   resealSecret,
   type SealContext,
+  sealContextOf,
   sealSecret,
 } from '../../core/secrets';
 
@@ -57,6 +58,21 @@ describe('secrets at rest', () => {
     expect(() => openSecret(ringA, { ...place, workspaceId: randomUUID() }, sealed)).toThrow();
     expect(() => openSecret(ringA, { ...place, column: 'analytics_connections.token' }, sealed)).toThrow();
     expect(openSecret(ringA, { ...place, workspaceId: place.workspaceId.toUpperCase() }, sealed)).toBe('secret');
+  });
+
+  it('where a workspace has several rows, a sealed value moved to another of its rows does not open', () => {
+    const webhook = { workspaceId: place.workspaceId, column: 'webhooks.secret', row: randomUUID() } as const;
+    const sealed = sealSecret(ringA, webhook, 'whsec_abc');
+    expect(openSecret(ringA, webhook, sealed)).toBe('whsec_abc');
+    expect(() => openSecret(ringA, { ...webhook, row: randomUUID() }, sealed)).toThrow();
+    const dkim = { workspaceId: place.workspaceId, column: 'domains.dkim_private_key', row: 'mail.example.com' } as const;
+    expect(() => openSecret(ringA, { ...dkim, row: 'other.example.com' }, sealSecret(ringA, dkim, 'pem'))).toThrow();
+  });
+
+  it('a context built at run time must name a row exactly where the column has several per workspace', () => {
+    expect(sealContextOf(place.workspaceId, 'webhooks.secret', 'id')).toEqual({ workspaceId: place.workspaceId, column: 'webhooks.secret', row: 'id' });
+    expect(() => sealContextOf(place.workspaceId, 'webhooks.secret', null)).toThrow(/needs row/);
+    expect(() => sealContextOf(place.workspaceId, 'twilio_integrations.auth_token', 'x')).toThrow(/takes no row/);
   });
 
   it('after a rotation the new key seals, the old one still opens, and a re-seal moves the value to the new key', () => {

@@ -47,6 +47,8 @@ export interface MasterKey {
   /** 8 characters derived one-way from the key: names it in sealed values and logs, reveals nothing of it. */
   id: string;
   key: Buffer;
+  /** The AES-256-GCM key of sealed secrets, derived once (HKDF, a label of its own). */
+  sealingKey: Buffer;
   /**
    * A key whose text is public (committed to this repository). It may still open old secrets while they are
    * re-sealed, but verifies no MAC: anyone could have made a token under it.
@@ -70,7 +72,7 @@ export function parseMasterKey(value: string): Buffer {
 const derive = (key: Buffer, label: string, bytes: number): Buffer => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), label, bytes));
 
 export function masterKey(key: Buffer, published = false): MasterKey {
-  return { id: derive(key, 'messaging master key id v1', 6).toString('base64url'), key, published };
+  return { id: derive(key, 'messaging master key id v1', 6).toString('base64url'), key, sealingKey: derive(key, 'messaging sealed secrets v2', 32), published };
 }
 
 /** A keyring from raw keys, the current one first (tests, and loadKeyring in core/config.ts). */
@@ -89,8 +91,6 @@ export function macKeys(ring: Keyring): Buffer[] {
   return [ring.current.key, ...ring.previous.filter((key) => !key.published).map((key) => key.key)];
 }
 
-const sealingKey = (key: MasterKey): Buffer => derive(key.key, 'messaging sealed secrets v2', 32);
-
 function associatedData(keyId: string, context: SealContext): Buffer {
   const row = 'row' in context ? context.row.toLowerCase() : '';
   return Buffer.from(['messaging sealed secret', VERSION, keyId, context.workspaceId.toLowerCase(), context.column, row].join('\n'), 'utf8');
@@ -99,7 +99,7 @@ function associatedData(keyId: string, context: SealContext): Buffer {
 export function sealSecret(ring: Keyring, context: SealContext, plaintext: string): string {
   const key = ring.current;
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(key), iv);
+  const cipher = createCipheriv('aes-256-gcm', key.sealingKey, iv);
   cipher.setAAD(associatedData(key.id, context));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return `${VERSION}:${key.id}:${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64')}`;
@@ -123,7 +123,7 @@ export function openSecret(ring: Keyring, context: SealContext, sealed: string):
   // Key ids are 48 bits of a hash: two keys of one ring could share one, so each that matches is tried.
   const candidates = keys.filter((key) => key.id === keyId);
   if (candidates.length === 0) throw new Error(`Sealed under master key ${keyId}, which is not in MASTER_KEY or MASTER_KEY_PREVIOUS`);
-  return firstThatOpens(candidates.map((key) => () => decrypt(sealingKey(key), payload, associatedData(keyId, context))));
+  return firstThatOpens(candidates.map((key) => () => decrypt(key.sealingKey, payload, associatedData(keyId, context))));
 }
 
 function openLegacy(keys: readonly MasterKey[], payload: string): string {

@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { currentSealPrefix, type Keyring, resealSecret, sealContextOf } from '../core/secrets';
-import { findValuesToReseal, replaceSealedValue, SEALED_COLUMNS, type SealedColumnSpec } from '../db/repositories/sealed-secrets';
+import { findValuesToReseal, replaceSealedValues, SEALED_COLUMNS, type SealedColumnSpec, type SealedValue } from '../db/repositories/sealed-secrets';
 
 /** What `secrets:reseal` did to one column. */
 export interface ResealReport {
@@ -41,18 +41,18 @@ async function resealColumn(db: Sequelize, keyring: Keyring, spec: SealedColumnS
   let after: string | null = null;
   for (;;) {
     const batch = await findValuesToReseal(db, spec, prefix, after, options.batchSize);
+    const changes: Array<{ value: SealedValue; resealed: string }> = [];
     for (const value of batch) {
-      let resealed: string;
       try {
-        resealed = resealSecret(keyring, sealContextOf(value.workspaceId, spec.context, value.row), value.sealed);
+        changes.push({ value, resealed: resealSecret(keyring, sealContextOf(value.workspaceId, spec.context, value.row), value.sealed) });
       } catch (error) {
         report.failed.push({ workspaceId: value.workspaceId, rowKey: value.rowKey, error: error instanceof Error ? error.message : String(error) });
-        continue;
       }
-      if (options.dryRun) report.resealed += 1;
-      else if (await replaceSealedValue(db, spec, value, resealed)) report.resealed += 1;
-      else report.changedMeanwhile += 1;
     }
+    // One statement per batch: a round trip and a commit per row made 5,000 DKIM keys take 27 s.
+    const written = options.dryRun ? changes.length : await replaceSealedValues(db, spec, changes);
+    report.resealed += written;
+    report.changedMeanwhile += changes.length - written;
     options.onBatch?.(report.column, report.resealed);
     if (batch.length < options.batchSize) return report;
     after = batch[batch.length - 1].rowKey;

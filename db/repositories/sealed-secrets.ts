@@ -58,14 +58,21 @@ export async function findValuesToReseal(
 }
 
 /**
- * Writes the re-sealed value only if the row still holds the value that was read: a secret saved or rotated
- * through the API in between (already under the current key) is left as it is. `updated_at` stays: the
- * secret did not change. Returns whether the row was written.
+ * Writes a batch of re-sealed values in one statement, each only if its row still holds the value that was
+ * read: a secret saved or rotated through the API in between (already under the current key) is left as it
+ * is. `updated_at` stays: the secret did not change. Returns how many rows were written.
  */
-export async function replaceSealedValue(db: Sequelize, spec: SealedColumnSpec, value: SealedValue, resealed: string): Promise<boolean> {
+export async function replaceSealedValues(db: Sequelize, spec: SealedColumnSpec, changes: ReadonlyArray<{ value: SealedValue; resealed: string }>): Promise<number> {
+  if (changes.length === 0) return 0;
   const rows = await db.query(
-    `UPDATE ${spec.table} SET ${spec.column} = $4 WHERE workspace_id = $1 AND ${spec.key} = $2 AND ${spec.column} = $3 RETURNING 1`,
-    { bind: [value.workspaceId, value.rowKey, value.sealed, resealed], type: QueryTypes.SELECT },
+    `UPDATE ${spec.table} AS t SET ${spec.column} = x.resealed
+     FROM json_to_recordset($1::json) AS x(workspace_id uuid, row_key uuid, sealed text, resealed text)
+     WHERE t.workspace_id = x.workspace_id AND t.${spec.key} = x.row_key AND t.${spec.column} = x.sealed
+     RETURNING 1`,
+    {
+      bind: [JSON.stringify(changes.map(({ value, resealed }) => ({ workspace_id: value.workspaceId, row_key: value.rowKey, sealed: value.sealed, resealed })))],
+      type: QueryTypes.SELECT,
+    },
   );
-  return rows.length === 1;
+  return rows.length;
 }

@@ -2,10 +2,10 @@ import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadDkimKey } from '../../activities/dkim';
 import { configKeyring, loadConfig } from '../../core/config';
-import { type Keyring, keyringOf, openSecret, parseMasterKey, sealContextOf, type SealedColumn, sealSecret } from '../../core/secrets';
+import { type Keyring, keyringOf, openSecret, parseMasterKey, resealSecret, sealContextOf, type SealedColumn, sealSecret } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { saveAnalyticsConnection } from '../../db/repositories/analytics-connections';
-import { SEALED_COLUMNS } from '../../db/repositories/sealed-secrets';
+import { findValuesToReseal, replaceSealedValues, SEALED_COLUMNS } from '../../db/repositories/sealed-secrets';
 import { saveTelegramIntegration } from '../../db/repositories/telegram';
 import { saveTwilioIntegration } from '../../db/repositories/twilio';
 import { rotateWebhookSecret } from '../../db/repositories/webhooks';
@@ -200,5 +200,18 @@ describe('rotating MASTER_KEY', () => {
     const reports = await resealSecrets(db, keyringOf(parseMasterKey(keyB), parseMasterKey(keyA)), { batchSize: 50 });
     const twilio = reports.find((report) => report.column === 'twilio_integrations.auth_token_sealed');
     expect(twilio?.failed.filter((failure) => failure.workspaceId === thief.workspaceId)).toHaveLength(1);
+  });
+
+  it('a secret saved through the API between the re-seal\'s read and its write is left as saved', async () => {
+    const tenant = await tenantUnderKeyA();
+    const spec = SEALED_COLUMNS.find((column) => column.context === 'twilio_integrations.auth_token');
+    if (!spec) throw new Error('no twilio column');
+    const read = (await findValuesToReseal(db, spec, `v2:${rotated.current.id}:`, null, 10_000)).filter((value) => value.workspaceId === tenant.workspaceId);
+    expect(read).toHaveLength(1);
+    const context = { workspaceId: tenant.workspaceId, column: 'twilio_integrations.auth_token' } as const;
+    const savedMeanwhile = sealSecret(rotated, context, 'a token saved meanwhile');
+    await db.query('UPDATE twilio_integrations SET auth_token_sealed = $2 WHERE workspace_id = $1', { bind: [tenant.workspaceId, savedMeanwhile] });
+    expect(await replaceSealedValues(db, spec, [{ value: read[0], resealed: resealSecret(rotated, context, read[0].sealed) }])).toBe(0);
+    expect((await storedValues(tenant.workspaceId))['twilio_integrations.auth_token_sealed']).toBe(savedMeanwhile);
   });
 });

@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { type AnalyticsConnector, ConnectorError } from '../core/analytics/connector';
 import { type AnalyticsSource, type AnalyticsSyncRequest, resolveSyncWindow, SYNC_FAILURE_TYPES, type SyncWindowTimes } from '../core/analytics/sync';
 import { ATTACHMENT_LIMITS } from '../core/attachments';
-import { openSecret } from '../core/secrets';
+import { type Keyring, openSecret } from '../core/secrets';
 import type { BlobStore } from '../db/blob-store';
 import { advanceAnalyticsSync, findAnalyticsConnection, finishAnalyticsSync, markAnalyticsSyncRunning } from '../db/repositories/analytics-connections';
 import { recordAnalyticsConversions } from '../db/repositories/analytics-conversions';
@@ -14,7 +14,7 @@ import type { PublicFetchOptions } from '../services/public-fetch';
 
 export interface AnalyticsSyncDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   blobs: BlobStore;
   /** Options of the SSRF-safe fetcher Matomo is called through (tests allow a local stand-in). */
   fetch: Partial<PublicFetchOptions>;
@@ -63,7 +63,7 @@ export function createAnalyticsSyncActivities(deps: AnalyticsSyncDeps) {
       {
         baseUrl: connection.baseUrl,
         siteId: connection.siteId,
-        tokenAuth: openSecret(deps.masterKey, connection.tokenSealed),
+        tokenAuth: openSecret(deps.keyring, { workspaceId, column: 'analytics_connections.token' }, connection.tokenSealed),
         currency: connection.currency,
         goalNames: connection.goalNames,
       },

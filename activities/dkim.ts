@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import DKIM from 'nodemailer/lib/dkim';
 import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
-import { openSecret } from '../core/secrets';
+import { type Keyring, openSecret } from '../core/secrets';
 import { findSigningKey } from '../db/repositories/domains';
 import { PermanentSendError } from './channels/email-channel';
 
@@ -53,13 +53,13 @@ export async function signWithDkim(raw: Buffer | string, key: DkimKey): Promise<
  * The unsealed DKIM key of the workspace's verified domain that `fromAddress` belongs to, or null when the
  * workspace has no such verified domain.
  */
-export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId: string, fromAddress: string): Promise<DkimKey | null> {
+export async function loadDkimKey(db: Sequelize, keyring: Keyring, workspaceId: string, fromAddress: string): Promise<DkimKey | null> {
   const parsed = parseMailboxes(fromAddress);
   if (!parsed.ok || parsed.mailboxes.length !== 1) return null;
   // The parsed domain is lower-case A-labels, the form domain names are stored in.
   const key = await findSigningKey(db, workspaceId, domainOf(parsed.mailboxes[0].address), { verifiedOnly: true });
   if (!key) return null;
-  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(masterKey, key.privateKeySealed)) };
+  return { domainName: key.domainName, selector: key.selector, privateKey: createPrivateKey(openSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: key.domainName }, key.privateKeySealed)) };
 }
 
 /**
@@ -69,7 +69,7 @@ export async function loadDkimKey(db: Sequelize, masterKey: Buffer, workspaceId:
  * was deleted after acceptance) fails the message for good. Passing it through unsigned would let a
  * workspace send as a domain that publishes our SPF include, so it would pass SPF and DMARC as someone else.
  */
-export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
+export function createDkimSigner(db: Sequelize, keyring: Keyring) {
   // A campaign signs thousands of messages with one key: read and unseal it once a minute, not per message
   // (a rotated key, or a domain that lost its verification, takes effect within that minute). A missing key
   // is not cached, so a domain verified a moment ago signs at once.
@@ -78,7 +78,7 @@ export function createDkimSigner(db: Sequelize, masterKey: Buffer) {
     const cacheKey = `${workspaceId}/${fromAddress.toLowerCase()}`;
     let key = keys.get(cacheKey);
     if (!key) {
-      const loaded = await loadDkimKey(db, masterKey, workspaceId, fromAddress);
+      const loaded = await loadDkimKey(db, keyring, workspaceId, fromAddress);
       if (!loaded) throw new PermanentSendError(`sender_not_authorized: ${senderDomain(fromAddress)} is not a verified domain of this workspace`);
       key = loaded;
       keys.set(cacheKey, key);

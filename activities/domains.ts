@@ -1,10 +1,10 @@
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../core/config';
+import { type Config, configKeyring } from '../core/config';
 import type { DnsLookup } from '../core/dns-answers';
 import type { RecordSettings } from '../core/dns-records';
 import { checkDomainRecords, type DomainCheck, type RecordCheck } from '../core/domain-checks';
 import { type DomainStatus, nextDomainStatus, statusEvent, VERIFICATION_WINDOW_MS } from '../core/domain-status';
-import { openSecret, parseMasterKey } from '../core/secrets';
+import { type Keyring, openSecret } from '../core/secrets';
 import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, isVerifiedElsewhere, saveDomainCheck } from '../db/repositories/domains';
 import { insertPlatformEvent } from '../db/repositories/platform-events';
 import type { SesClients } from './channels/ses-clients';
@@ -15,7 +15,7 @@ export interface DomainActivityDeps {
   db: Sequelize;
   lookup: DnsLookup;
   settings: RecordSettings;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** Present when SES sends the mail: a domain whose records check is registered there with our DKIM key. */
   ses?: SesDomainIdentities;
 }
@@ -130,7 +130,7 @@ async function registerWithSes(deps: DomainActivityDeps, domain: DomainRecord, c
     name: domain.name,
     region: domain.region,
     selector: key.selector,
-    privateKeyPem: openSecret(deps.masterKey, key.privateKeySealed),
+    privateKeyPem: openSecret(deps.keyring, { workspaceId: domain.workspaceId, column: 'domains.dkim_private_key', row: key.domainName }, key.privateKeySealed),
   });
   if (registration.verifiedForSending) return check;
   return {
@@ -150,7 +150,7 @@ export function domainActivityDeps(db: Sequelize, config: Config, sesClients: Se
     db,
     lookup: createDnsLookup({ servers: config.DNS_SERVERS }),
     settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
-    masterKey: parseMasterKey(config.MASTER_KEY),
+    keyring: configKeyring(config),
     ses: config.EMAIL_PROVIDER === 'ses' ? createSesDomainIdentities(sesClients) : undefined,
   };
 }

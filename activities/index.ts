@@ -4,10 +4,10 @@ import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import { domainOf } from '../core/addresses';
-import type { Config } from '../core/config';
+import { type Config, configKeyring } from '../core/config';
 import { emailContentOf } from '../core/message-content';
 import { unsubscribeUrl } from '../core/list-unsubscribe';
-import { parseMasterKey } from '../core/secrets';
+import { macKeys } from '../core/secrets';
 import { unsubscribeTokens } from '../core/unsubscribe-token';
 import { trackingKey } from '../core/tracking/tokens';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
@@ -98,26 +98,26 @@ export function createActivities(deps: ActivityDeps) {
   const templateRenderer = deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config));
   // One SES client per region for the process, shared by sending and domain registration; made on first use.
   const sesClients = createSesClients();
-  const masterKey = parseMasterKey(config.MASTER_KEY);
-  const unsubscribe = unsubscribeTokens(masterKey);
+  const keyring = configKeyring(config);
+  const unsubscribe = unsubscribeTokens(macKeys(keyring));
   return {
     ...createUsageActivities(db),
     ...createWebhookActivities({
       db,
-      masterKey: parseMasterKey(config.MASTER_KEY),
+      keyring,
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
     }),
     ...createDomainActivities(domainActivityDeps(db, config, sesClients)),
     ...createAnalyticsSyncActivities({
       db,
-      masterKey,
+      keyring,
       blobs,
-      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
+      fetch: { allowPrivateTargets: config.ANALYTICS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
     }),
     ...createProviderEventActivities(db),
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createJourneyActivities({ db }),
-    ...createImportActivities({ db, blobs, fetch: deps.importFetch, settings: deps.importSettings }),
+    ...createImportActivities({ db, blobs, fetch: { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.importFetch }, settings: deps.importSettings }),
     ...createInboundMailActivities({
       db,
       blobs,
@@ -145,9 +145,9 @@ export function createActivities(deps: ActivityDeps) {
           limits: emailPaceLimits(config),
           render: createEmailRenderer(db, templateRenderer, {
             baseUrl: config.PUBLIC_BASE_URL,
-            key: trackingKey(masterKey),
+            key: trackingKey(keyring.current.key),
           }),
-          sign: createDkimSigner(db, masterKey),
+          sign: createDkimSigner(db, keyring),
           unsubscribeUrl: (claims) => unsubscribeUrl(config.PUBLIC_BASE_URL, unsubscribe.sign(claims)),
           // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).
           loadAttachments: async (message) => {
@@ -161,7 +161,7 @@ export function createActivities(deps: ActivityDeps) {
         whatsapp: createWhatsAppDelivery({
           db,
           observer,
-          channel: createWhatsAppChannel({ db, masterKey, apiUrl: config.TWILIO_API_URL, publicBaseUrl: config.PUBLIC_BASE_URL }),
+          channel: createWhatsAppChannel({ db, keyring, apiUrl: config.TWILIO_API_URL, publicBaseUrl: config.PUBLIC_BASE_URL }),
           render: createChatRenderer(db, templateRenderer, 'whatsapp'),
           ratePerSecond: config.WHATSAPP_RATE_PER_SECOND,
           // Twilio fetches media itself: signed download URLs of the stored files (valid 15 minutes).
@@ -174,7 +174,7 @@ export function createActivities(deps: ActivityDeps) {
         telegram: createTelegramDelivery({
           db,
           observer,
-          channel: createTelegramChannel({ masterKey, botApi: (token) => botApi(config.TELEGRAM_API_URL, token) }),
+          channel: createTelegramChannel({ keyring, botApi: (token) => botApi(config.TELEGRAM_API_URL, token) }),
           render: createChatRenderer(db, templateRenderer, 'telegram'),
           pace: pacing.pace,
           loadAttachments: async (workspaceId, refs) => {

@@ -1,5 +1,5 @@
 import type { Sequelize } from 'sequelize';
-import { openSecret } from '../core/secrets';
+import { type Keyring, openSecret } from '../core/secrets';
 import { type AttemptVerdict, verdictOfStatus, WEBHOOK_DISABLE_AFTER_FAILING_MS, WEBHOOK_TIMEOUT_MS } from '../core/webhook-delivery';
 import type { WebhookEvent } from '../core/webhook-events';
 import { webhookBody } from '../core/webhook-payloads';
@@ -18,7 +18,7 @@ import { postPublic, PublicFetchError, type PublicFetchOptions } from '../servic
 
 export interface WebhookActivityDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** The SSRF-safe fetcher's options: WEBHOOKS_ALLOW_PRIVATE_TARGETS, and tests' resolvers. */
   fetch: Partial<PublicFetchOptions>;
 }
@@ -56,9 +56,9 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     return storeDeliveryBody(db, target.deliveryId, JSON.stringify(webhookBody(target.event as WebhookEvent, source)));
   }
 
-  async function post(target: AttemptTarget, body: string): Promise<{ statusCode: number | null; verdict: AttemptVerdict; error: string | null }> {
+  async function post(workspaceId: string, target: AttemptTarget, body: string): Promise<{ statusCode: number | null; verdict: AttemptVerdict; error: string | null }> {
     // Opened here, used for this request only: no secret is ever an activity's input or result, or logged.
-    const secrets = [target.secretSealed, target.previousSecretSealed].flatMap((sealed) => (sealed ? [openSecret(deps.masterKey, sealed)] : []));
+    const secrets = [target.secretSealed, target.previousSecretSealed].flatMap((sealed) => (sealed ? [openSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: target.webhookId }, sealed)] : []));
     const headers = { ...webhookHeaders(secrets, target.deliveryId, new Date(), body), 'content-type': 'application/json', 'user-agent': USER_AGENT };
     try {
       const { statusCode } = await postPublic(target.url, { body, headers }, { ...deps.fetch, timeoutMs: WEBHOOK_TIMEOUT_MS });
@@ -94,7 +94,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const attempt = await beginAttempt(db, workspaceId, deliveryId, run);
       if (attempt === null) return 'failed';
       const started = performance.now();
-      const answer = await post(target, body);
+      const answer = await post(workspaceId, target, body);
       return finishAttempt(db, {
         workspaceId,
         deliveryId,

@@ -7,10 +7,10 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
-import type { Config } from '../core/config';
+import { type Config, configKeyring } from '../core/config';
 import { confirmationTokens } from '../core/confirmation-token';
 import { UNSUBSCRIBE_PATH } from '../core/list-unsubscribe';
-import { parseMasterKey } from '../core/secrets';
+import { macKeys } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName } from '../db/repositories/domains';
 import { suppressAddresses } from '../db/repositories/suppressions';
@@ -133,7 +133,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export function createApp(deps: AppDeps): Express {
   const { config, db, redis } = deps;
   // Parsed once: the integrations, their callbacks and the campaign tokens all seal or sign with it.
-  const masterKey = parseMasterKey(config.MASTER_KEY);
+  const keyring = configKeyring(config);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
@@ -170,9 +170,9 @@ export function createApp(deps: AppDeps): Express {
     suppress: (workspaceId, addresses, reason, transaction) =>
       suppressAddresses(db, workspaceId, 'email', addresses, reason, transaction).then(() => undefined),
   });
-  twilioCallbackRoutes(app, { db, masterKey, publicBaseUrl: config.PUBLIC_BASE_URL, redis, parkedPerHour: config.TWILIO_PARKED_PER_WORKSPACE_PER_HOUR });
-  telegramCallbackRoutes(app, { db, masterKey });
-  unsubscribeRoutes(app, { db, masterKey: config.MASTER_KEY, acceptV1Links: config.UNSUBSCRIBE_V1_LINKS });
+  twilioCallbackRoutes(app, { db, keyring, publicBaseUrl: config.PUBLIC_BASE_URL, redis, parkedPerHour: config.TWILIO_PARKED_PER_WORKSPACE_PER_HOUR });
+  telegramCallbackRoutes(app, { db, keyring });
+  unsubscribeRoutes(app, { db, keyring, acceptV1Links: config.UNSUBSCRIBE_V1_LINKS });
   app.use(deps.tracking.router);
   if (ops.metrics !== 'off') {
     const guard = ops.metrics === 'token' ? [ops.requireOperator] : [];
@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps): Express {
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db);
-  const linkTokens = telegramLinkTokens(masterKey);
+  const linkTokens = telegramLinkTokens(macKeys(keyring));
   contactRoutes(table('Contacts'), createContactService(db), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));
   listRoutes(table('Lists'), createListService(db));
@@ -214,25 +214,26 @@ export function createApp(deps: AppDeps): Express {
     table('Webhooks'),
     createWebhookService({
       db,
-      masterKey,
+      keyring,
       fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
     }),
   );
   twilioIntegrationRoutes(
     table('Integrations'),
-    createTwilioIntegrationService({ db, masterKey, apiUrl: config.TWILIO_API_URL }),
+    createTwilioIntegrationService({ db, keyring, apiUrl: config.TWILIO_API_URL }),
   );
   telegramIntegrationRoutes(
     table('Integrations'),
     createTelegramIntegrationService({
       db,
-      masterKey,
+      keyring,
       publicBaseUrl: config.PUBLIC_BASE_URL,
       botApi: (token) => botApi(config.TELEGRAM_API_URL, token),
     }),
   );
 
-  const sources = createAttachmentSources({ db, blobs, fetch: deps.attachmentFetch });
+  const urlFetch = { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.attachmentFetch };
+  const sources = createAttachmentSources({ db, blobs, fetch: urlFetch });
   // Every send checks its domain; a change of status reaches sends within DOMAIN_CACHE_TTL_MS.
   const sendingDomains = new LookupCache(async (workspaceAndName) => {
     const [workspaceId, name] = workspaceAndName.split('/');
@@ -262,14 +263,14 @@ export function createApp(deps: AppDeps): Express {
     db,
     temporal: temporalClient,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    tokens: confirmationTokens(masterKey),
+    tokens: confirmationTokens(macKeys(keyring)),
     sources,
     verifiedDomain: checks.verifiedDomain,
     logger: deps.logger,
   };
   importRoutes(
     table('Imports'),
-    createImportService({ db, blobs, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger, fetch: deps.attachmentFetch }),
+    createImportService({ db, blobs, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger, fetch: urlFetch }),
   );
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
@@ -290,10 +291,10 @@ export function createApp(deps: AppDeps): Express {
     table('Integrations'),
     createAnalyticsIntegrationService({
       db,
-      masterKey,
+      keyring,
       temporal: temporalClient,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
+      fetch: { allowPrivateTargets: config.ANALYTICS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
       syncWaitMs: deps.analyticsSyncWaitMs ?? 6_000,
     }),
   );

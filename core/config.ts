@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseMasterKey } from './secrets';
+import { DEVELOPMENT_MASTER_KEY, isPublishedMasterKey } from './published-master-keys';
+import { type Keyring, keyringOf, masterKey, parseMasterKey } from './secrets';
 
 /**
  * The one schema over the environment. Each process calls `loadConfig(process.env)` once at start and
@@ -9,6 +10,14 @@ import { parseMasterKey } from './secrets';
 const booleanString = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
+
+function isMasterKeyText(value: string): boolean {
+  try {
+    return parseMasterKey(value).length === 32;
+  } catch {
+    return false;
+  }
+}
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -170,7 +179,14 @@ export const configSchema = z.object({
    * must not be able to take the process's sockets and pool from real mail.
    */
   INBOUND_MAX_CONNECTIONS: z.coerce.number().int().positive().default(500),
+  /**
+   * Local development and tests only, refused in production: http and private, loopback and link-local
+   * addresses as webhook targets; as the analytics connector's Matomo base URL; as attachment and import
+   * URLs. One switch per feature, so turning one on for a local receiver opens no other door.
+   */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
+  ANALYTICS_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
+  URL_FETCH_ALLOW_PRIVATE_TARGETS: booleanString.default(false),
   /**
    * The Telegram Bot API root: every Bot API call (getMe, setWebhook, sends) goes to it. Kept with a
    * trailing `/`, because telegraf resolves `bot<token>/<method>` relative to it and would otherwise drop
@@ -191,14 +207,17 @@ export const configSchema = z.object({
    */
   MASTER_KEY: z
     .string()
-    .refine((value) => {
-      try {
-        return parseMasterKey(value).length === 32;
-      } catch {
-        return false;
-      }
-    }, 'must be 32 bytes, as base64 (44 characters, e.g. `openssl rand -base64 32`) or hex (64 characters)')
+    .refine(isMasterKeyText, 'must be 32 bytes, as base64 (44 characters, e.g. `openssl rand -base64 32`) or hex (64 characters)')
     .optional(),
+  /**
+   * Earlier master keys, comma-separated, during a rotation (README, "Rotating MASTER_KEY"): they open
+   * secrets sealed under them and verify links signed with them; only MASTER_KEY seals and signs.
+   */
+  MASTER_KEY_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+    .refine((keys) => keys.every(isMasterKeyText), 'each key must be 32 bytes, as base64 (44 characters) or hex (64 characters), comma-separated'),
   /**
    * SNS topics whose SES notifications are accepted. A valid SNS signature only proves the message came
    * from SNS, not from your topic, so no other topic is ever accepted, and SES needs at least one.
@@ -238,8 +257,20 @@ export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MA
   MASTER_KEY: string;
 };
 
-/** Only for development and tests; production must set its own (loadConfig refuses this one there). */
-const DEVELOPMENT_MASTER_KEY = 'ZGV2ZWxvcG1lbnQtb25seS1tYXN0ZXIta2V5LTMyYnk=';
+/** What production refuses even when well-formed: the problems, one line each. */
+function productionProblems(config: z.infer<typeof configSchema>): string[] {
+  const problems: string[] = [];
+  if (!config.MASTER_KEY) problems.push('MASTER_KEY: required in production; generate one with `openssl rand -base64 32`');
+  // The development key and every other key committed to this repository are public (core/published-master-keys.ts).
+  else if (isPublishedMasterKey(parseMasterKey(config.MASTER_KEY))) {
+    const which = parseMasterKey(config.MASTER_KEY).equals(parseMasterKey(DEVELOPMENT_MASTER_KEY)) ? 'the public development key' : 'a key published in this repository';
+    problems.push(`MASTER_KEY: ${which} is refused in production; generate one with \`openssl rand -base64 32\``);
+  }
+  for (const name of ['WEBHOOKS_ALLOW_PRIVATE_TARGETS', 'ANALYTICS_ALLOW_PRIVATE_TARGETS', 'URL_FETCH_ALLOW_PRIVATE_TARGETS'] as const) {
+    if (config[name]) problems.push(`${name}: refused in production (it lets tenants' URLs reach private and loopback addresses); for local development and tests only`);
+  }
+  return problems;
+}
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // Empty strings mean "not set", as in a docker-compose file with `VAR=`.
@@ -251,14 +282,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const config = parsed.data;
   const production = config.NODE_ENV === 'production';
-  if (production && !config.MASTER_KEY) throw new Error('Invalid configuration:\n  MASTER_KEY: required in production');
-  // Compared as bytes, so the same key spelt in hex or without padding is refused too.
-  if (production && config.MASTER_KEY && parseMasterKey(config.MASTER_KEY).equals(parseMasterKey(DEVELOPMENT_MASTER_KEY))) {
-    throw new Error('Invalid configuration:\n  MASTER_KEY: the public development key is refused in production; generate one with `openssl rand -base64 32`');
-  }
+  const problems = production ? productionProblems(config) : [];
+  if (problems.length) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return {
     ...config,
     MIGRATE_ON_START: config.MIGRATE_ON_START ?? !production,
     MASTER_KEY: config.MASTER_KEY ?? DEVELOPMENT_MASTER_KEY,
   };
+}
+
+/**
+ * The deployment's keyring: MASTER_KEY seals and signs, MASTER_KEY_PREVIOUS only open and verify. A
+ * published previous key (the old docker-compose sample, say) still opens secrets so they can be re-sealed,
+ * but verifies no link: anyone could have made one under it.
+ */
+export function configKeyring(config: Pick<Config, 'MASTER_KEY' | 'MASTER_KEY_PREVIOUS'>): Keyring {
+  const key = (text: string) => {
+    const bytes = parseMasterKey(text);
+    return masterKey(bytes, isPublishedMasterKey(bytes));
+  };
+  return keyringOf(key(config.MASTER_KEY), ...config.MASTER_KEY_PREVIOUS.map(key));
 }

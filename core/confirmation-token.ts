@@ -29,13 +29,15 @@ const uuidText = (bytes: Buffer): string => {
  * The confirmation token of a campaign estimate (decisions: needed to send now or within five minutes,
  * valid ten minutes and only for the campaign state it estimated). Stateless: it names the campaign, the
  * revision it saw and its expiry, with an HMAC-SHA256 keyed from MASTER_KEY under a label of its own, so
- * no one can make one and an edit (which moves the revision) voids every token issued before it.
+ * no one can make one and an edit (which moves the revision) voids every token issued before it. Every key
+ * of the ring verifies (current first: it signs), so a rotation does not void a token in its ten minutes.
  *
  * Token: base64url of [version][campaign uuid][revision, 4 bytes][expiry in ms, 8 bytes][MAC of those].
  */
-export function confirmationTokens(masterKey: Buffer): ConfirmationTokens {
-  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging campaign confirmation v1', 32));
-  const mac = (payload: Buffer) => createHmac('sha256', key).update(payload).digest();
+export function confirmationTokens(masterKeys: readonly Buffer[]): ConfirmationTokens {
+  const keys = masterKeys.map((masterKey) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging campaign confirmation v1', 32)));
+  if (keys.length === 0) throw new Error('confirmation tokens need a key');
+  const mac = (key: Buffer, payload: Buffer) => createHmac('sha256', key).update(payload).digest();
 
   return {
     sign(claims) {
@@ -45,7 +47,7 @@ export function confirmationTokens(masterKey: Buffer): ConfirmationTokens {
       Buffer.from(claims.campaignId.replace(/-/g, ''), 'hex').copy(payload, 1);
       payload.writeUInt32BE(claims.revision, 17);
       payload.writeBigUInt64BE(BigInt(claims.expiresAt.getTime()), 21);
-      return Buffer.concat([payload, mac(payload)]).toString('base64url');
+      return Buffer.concat([payload, mac(keys[0], payload)]).toString('base64url');
     },
 
     read(token) {
@@ -54,7 +56,8 @@ export function confirmationTokens(masterKey: Buffer): ConfirmationTokens {
       // Node's decoder skips characters outside the alphabet: only the canonical spelling is accepted.
       if (bytes.length !== TOKEN_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) return null;
       const payload = bytes.subarray(0, PAYLOAD_BYTES);
-      if (!timingSafeEqual(bytes.subarray(PAYLOAD_BYTES), mac(payload))) return null;
+      const given = bytes.subarray(PAYLOAD_BYTES);
+      if (!keys.some((key) => timingSafeEqual(given, mac(key, payload)))) return null;
       return {
         campaignId: uuidText(payload.subarray(1, 17)),
         revision: payload.readUInt32BE(17),

@@ -26,6 +26,7 @@ const SECRET_FIELDS = [
   'password',
   'privateKey',
   'masterKey',
+  'keyring',
   'content',
 ];
 

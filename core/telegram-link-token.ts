@@ -7,7 +7,8 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
  * Telegram identity. The token names the contact and an expiry in the clear, with an HMAC over those and
  * the workspace (so a token is good only for the bot of the workspace that made it). Telegram's start
  * parameter takes at most 64 characters of A-Z, a-z, 0-9, `_` and `-`: this is 50 (base64url of 37 bytes).
- * No table is needed, and a link can be made again at any time.
+ * No table is needed, and a link can be made again at any time. Every key of the ring verifies (current
+ * first: it signs), so a link shown just before a MASTER_KEY rotation still works.
  */
 const VERSION = 1;
 const UUID_BYTES = 16;
@@ -26,16 +27,17 @@ export interface TelegramLinkTokens {
   read: (workspaceId: string, token: string, now: Date) => string | null;
 }
 
-export function telegramLinkTokens(masterKey: Buffer): TelegramLinkTokens {
-  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging telegram link tokens v1', 32));
-  const mac = (workspaceId: string, payload: Buffer) => createHmac('sha256', key).update(uuidBytes(workspaceId)).update(payload).digest().subarray(0, MAC_BYTES);
+export function telegramLinkTokens(masterKeys: readonly Buffer[]): TelegramLinkTokens {
+  const keys = masterKeys.map((masterKey) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging telegram link tokens v1', 32)));
+  if (keys.length === 0) throw new Error('telegram link tokens need a key');
+  const mac = (key: Buffer, workspaceId: string, payload: Buffer) => createHmac('sha256', key).update(uuidBytes(workspaceId)).update(payload).digest().subarray(0, MAC_BYTES);
   return {
     sign({ workspaceId, contactId, expiresAt }) {
       const payload = Buffer.alloc(PAYLOAD_BYTES);
       payload.writeUInt8(VERSION, 0);
       uuidBytes(contactId).copy(payload, 1);
       payload.writeUInt32BE(Math.floor(expiresAt.getTime() / 1000), 1 + UUID_BYTES);
-      return Buffer.concat([payload, mac(workspaceId, payload)]).toString('base64url');
+      return Buffer.concat([payload, mac(keys[0], workspaceId, payload)]).toString('base64url');
     },
     read(workspaceId, token, now) {
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
@@ -44,7 +46,8 @@ export function telegramLinkTokens(masterKey: Buffer): TelegramLinkTokens {
       if (bytes.toString('base64url') !== token) return null;
       if (bytes.length !== PAYLOAD_BYTES + MAC_BYTES || bytes.readUInt8(0) !== VERSION) return null;
       const payload = bytes.subarray(0, PAYLOAD_BYTES);
-      if (!timingSafeEqual(mac(workspaceId, payload), bytes.subarray(PAYLOAD_BYTES))) return null;
+      const given = bytes.subarray(PAYLOAD_BYTES);
+      if (!keys.some((key) => timingSafeEqual(mac(key, workspaceId, payload), given))) return null;
       if (payload.readUInt32BE(1 + UUID_BYTES) * 1000 <= now.getTime()) return null;
       return uuidText(payload.subarray(1, 1 + UUID_BYTES));
     },

@@ -87,14 +87,16 @@ export interface WebhookSecretTokens {
  * integration is read; anyone on the internet can post to the webhook URL. Version 1 tokens (32 random
  * bytes, before issue 29) prove nothing by themselves and are compared with the stored one after a read.
  */
-export function webhookSecretTokens(masterKey: Buffer): WebhookSecretTokens {
-  const key = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging telegram webhook secret v2', 32));
-  const tag = (workspaceId: string, nonce: Buffer) =>
+export function webhookSecretTokens(masterKeys: readonly Buffer[]): WebhookSecretTokens {
+  // Every key of the ring verifies (a rotation must not cut off a registered bot); the current one makes new secrets.
+  const keys = masterKeys.map((masterKey) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging telegram webhook secret v2', 32)));
+  if (keys.length === 0) throw new Error('webhook secret tokens need a key');
+  const tag = (key: Buffer, workspaceId: string, nonce: Buffer) =>
     createHmac('sha256', key).update(workspaceId.toLowerCase()).update(nonce).digest().subarray(0, TAG_BYTES);
   return {
     generate(workspaceId) {
       const nonce = randomBytes(NONCE_BYTES);
-      return `${SECRET_PREFIX}${Buffer.concat([nonce, tag(workspaceId, nonce)]).toString('base64url')}`;
+      return `${SECRET_PREFIX}${Buffer.concat([nonce, tag(keys[0], workspaceId, nonce)]).toString('base64url')}`;
     },
     check(workspaceId, given) {
       if (!given) return 'forged';
@@ -102,7 +104,8 @@ export function webhookSecretTokens(masterKey: Buffer): WebhookSecretTokens {
       const encoded = given.slice(SECRET_PREFIX.length);
       const bytes = Buffer.from(encoded, 'base64url');
       if (bytes.length !== NONCE_BYTES + TAG_BYTES || bytes.toString('base64url') !== encoded) return 'forged';
-      return timingSafeEqual(tag(workspaceId, bytes.subarray(0, NONCE_BYTES)), bytes.subarray(NONCE_BYTES)) ? 'signed' : 'forged';
+      const presented = bytes.subarray(NONCE_BYTES);
+      return keys.some((key) => timingSafeEqual(tag(key, workspaceId, bytes.subarray(0, NONCE_BYTES)), presented)) ? 'signed' : 'forged';
     },
   };
 }

@@ -51,20 +51,26 @@ const derive = (masterKey: Buffer, label: string) => Buffer.from(hkdfSync('sha25
  * them.
  *
  * Keys are derived from MASTER_KEY (HKDF, labels of their own), so a tag never shares a key with the
- * sealing of secrets. Links do not expire: RFC 8058 senders honour them as long as the mail may be read.
+ * sealing of secrets. Links do not expire: RFC 8058 senders honour them as long as the mail may be read,
+ * so every key of the ring verifies (`macKeys`, current first: it signs): a rotation breaks no link sent.
  *
  * Token v2: base64url of [2][workspace uuid][message uuid][address tag][token tag], tags HMAC-SHA256
  * truncated to 128 bits: address tag over the payload and the address, token tag over all before it.
  */
-export function unsubscribeTokens(masterKey: Buffer, options: { acceptV1?: boolean } = {}): UnsubscribeTokens {
-  const addressKey = derive(masterKey, 'messaging unsubscribe link v2 address');
-  const tokenKey = derive(masterKey, 'messaging unsubscribe link v2 token');
-  const legacyKey = derive(masterKey, 'messaging unsubscribe link v1');
+export function unsubscribeTokens(masterKeys: readonly Buffer[], options: { acceptV1?: boolean } = {}): UnsubscribeTokens {
+  if (masterKeys.length === 0) throw new Error('unsubscribe tokens need a key');
+  const rings = masterKeys.map((masterKey) => ({
+    addressKey: derive(masterKey, 'messaging unsubscribe link v2 address'),
+    tokenKey: derive(masterKey, 'messaging unsubscribe link v2 token'),
+    legacyKey: derive(masterKey, 'messaging unsubscribe link v1'),
+  }));
+  type Ring = (typeof rings)[number];
   // Addresses compare case-insensitively: the tag does not depend on how a header spelt the address.
-  const addressTag = (payload: Buffer, address: string) =>
-    createHmac('sha256', addressKey).update(payload).update(address.toLowerCase(), 'utf8').digest().subarray(0, TAG_BYTES);
-  const tokenTag = (signed: Buffer) => createHmac('sha256', tokenKey).update(signed).digest().subarray(0, TAG_BYTES);
-  const legacyMac = (payload: Buffer, address: string) => createHmac('sha256', legacyKey).update(payload).update(address.toLowerCase(), 'utf8').digest();
+  const addressTag = (ring: Ring, payload: Buffer, address: string) =>
+    createHmac('sha256', ring.addressKey).update(payload).update(address.toLowerCase(), 'utf8').digest().subarray(0, TAG_BYTES);
+  const tokenTag = (ring: Ring, signed: Buffer) => createHmac('sha256', ring.tokenKey).update(signed).digest().subarray(0, TAG_BYTES);
+  const legacyMac = (ring: Ring, payload: Buffer, address: string) =>
+    createHmac('sha256', ring.legacyKey).update(payload).update(address.toLowerCase(), 'utf8').digest();
 
   const linkOf = (payload: Buffer, matches: (address: string) => boolean): UnsubscribeLink => ({
     workspaceId: uuidText(payload.subarray(1, 1 + UUID_BYTES)),
@@ -77,8 +83,8 @@ export function unsubscribeTokens(masterKey: Buffer, options: { acceptV1?: boole
       if (!UUID.test(claims.workspaceId) || !UUID.test(claims.messageId)) throw new Error('unsubscribe claims need uuids');
       if (!claims.address) throw new Error('unsubscribe claims need an address');
       const payload = Buffer.concat([Buffer.from([VERSION]), uuidBytes(claims.workspaceId), uuidBytes(claims.messageId)]);
-      const signed = Buffer.concat([payload, addressTag(payload, claims.address)]);
-      return Buffer.concat([signed, tokenTag(signed)]).toString('base64url');
+      const signed = Buffer.concat([payload, addressTag(rings[0], payload, claims.address)]);
+      return Buffer.concat([signed, tokenTag(rings[0], signed)]).toString('base64url');
     },
 
     read(token) {
@@ -89,13 +95,15 @@ export function unsubscribeTokens(masterKey: Buffer, options: { acceptV1?: boole
       const payload = bytes.subarray(0, PAYLOAD_BYTES);
       if (bytes[0] === VERSION) {
         const signed = bytes.subarray(0, PAYLOAD_BYTES + TAG_BYTES);
-        if (!timingSafeEqual(tokenTag(signed), bytes.subarray(PAYLOAD_BYTES + TAG_BYTES))) return null;
+        // The key whose token tag matches made the link; its address tag is checked with the same key.
+        const ring = rings.find((candidate) => timingSafeEqual(tokenTag(candidate, signed), bytes.subarray(PAYLOAD_BYTES + TAG_BYTES)));
+        if (!ring) return null;
         const given = bytes.subarray(PAYLOAD_BYTES, PAYLOAD_BYTES + TAG_BYTES);
-        return linkOf(payload, (address) => timingSafeEqual(given, addressTag(payload, address)));
+        return linkOf(payload, (address) => timingSafeEqual(given, addressTag(ring, payload, address)));
       }
       if (bytes[0] === LEGACY_VERSION && options.acceptV1) {
         const given = bytes.subarray(PAYLOAD_BYTES, PAYLOAD_BYTES + LEGACY_MAC_BYTES);
-        return linkOf(payload, (address) => timingSafeEqual(given, legacyMac(payload, address)));
+        return linkOf(payload, (address) => rings.some((ring) => timingSafeEqual(given, legacyMac(ring, payload, address))));
       }
       return null;
     },

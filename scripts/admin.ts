@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { issueApiKey } from '../api/api-keys/service';
 import { apiKeyView } from '../api/api-keys/views';
-import { loadConfig } from '../core/config';
+import { configKeyring, loadConfig } from '../core/config';
 import { isPlanName } from '../core/plans';
 import { FULL_ACCESS, type Grant, isScope } from '../core/scopes';
 import { publishKeyRevocation } from '../db/key-revocations';
@@ -11,6 +11,7 @@ import { findApiKeyWorkspace, listApiKeys, revokeApiKey } from '../db/repositori
 import { findWorkspace, insertWorkspace } from '../db/repositories/workspaces';
 import { createSequelize } from '../db/sequelize';
 import { importJobView } from '../api/imports/views';
+import { resealSecrets } from '../services/secret-reseal';
 import { createImportFromFile, watchImport } from './admin-imports';
 import { useLocalAwsStandIn } from './local-aws';
 
@@ -26,7 +27,11 @@ const USAGE = `usage: npm run admin -- <command> [options]
   import:create --workspace ID --file PATH [--provider csv|mailchimp|listmonk] [--mapping 'col=target,...']
                                                              stores the file, starts its import and watches it
   import:watch --id IMPORT_ID                                a progress bar (a line per change when not a
-                                                             terminal) until the import ends; prints the job`;
+                                                             terminal) until the import ends; prints the job
+  secrets:reseal [--batch N] [--dry-run]                     re-seals every stored secret under MASTER_KEY (after a
+                                                             rotation, or to upgrade old-format values), N rows at a
+                                                             time (500); idempotent; prints what it did per column
+                                                             and exits 1 if any value opened under no key`;
 
 class UsageError extends Error {}
 
@@ -56,6 +61,8 @@ async function main(): Promise<void> {
       file: { type: 'string' },
       mapping: { type: 'string' },
       provider: { type: 'string' },
+      batch: { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
   });
   const command = positionals[0];
@@ -105,6 +112,15 @@ async function main(): Promise<void> {
       }
       case 'import:watch':
         return print(importJobView(await watchImport(db, required(values.id, '--id'))));
+      case 'secrets:reseal': {
+        const batchSize = Number(values.batch ?? 500);
+        if (!Number.isInteger(batchSize) || batchSize < 1) throw new UsageError('--batch must be a positive whole number');
+        const reports = await resealSecrets(db, configKeyring(config), { batchSize, dryRun: values['dry-run'] });
+        print({ keyId: configKeyring(config).current.id, dryRun: Boolean(values['dry-run']), columns: reports });
+        // A value no key opens must not be forgotten: its key has to stay (or come back) in MASTER_KEY_PREVIOUS.
+        if (reports.some((report) => report.failed.length > 0)) process.exitCode = 1;
+        return;
+      }
       default:
         throw new UsageError(`unknown command ${command}`);
     }

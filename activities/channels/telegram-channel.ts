@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { openSecret } from '../../core/secrets';
+import { type Keyring, openSecret } from '../../core/secrets';
 import type { TelegramIntegrationRecord } from '../../db/repositories/telegram';
 import { type BotApi, botApiRefusal, deadline } from '../../services/telegram-bot-api';
 import { type OutboundAttachment, PermanentSendError, type SendReceipt } from './email-channel';
@@ -14,7 +14,7 @@ export interface OutboundTelegramMessage {
 }
 
 export interface TelegramChannelDeps {
-  masterKey: Buffer;
+  keyring: Keyring;
   /** A Bot API client for a token (TELEGRAM_API_URL). */
   botApi: (token: string) => BotApi;
 }
@@ -42,7 +42,7 @@ export interface TelegramChannel {
    * The receipt names the first message sent, as `<chat_id>:<message_id>` (a message id is only unique
    * within its chat).
    */
-  send(integration: Pick<TelegramIntegrationRecord, 'botTokenSealed'>, message: OutboundTelegramMessage, progress?: PartProgress): Promise<SendReceipt>;
+  send(integration: Pick<TelegramIntegrationRecord, 'workspaceId' | 'botTokenSealed'>, message: OutboundTelegramMessage, progress?: PartProgress): Promise<SendReceipt>;
 }
 
 /** Uploads of up to 50 MB must fit; a send activity's own timeout bounds the whole send. */
@@ -101,7 +101,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChanne
     provider: 'telegram',
     async send(integration, message, progress = NO_PROGRESS) {
       if (!message.text && message.attachments.length === 0) throw new PermanentSendError('a Telegram message needs a text or an attachment');
-      const api = deps.botApi(openSecret(deps.masterKey, integration.botTokenSealed));
+      const api = deps.botApi(openSecret(deps.keyring, { workspaceId: integration.workspaceId, column: 'telegram_integrations.bot_token' }, integration.botTokenSealed));
       const { text } = message;
       const parts: Array<() => Promise<{ message_id: number }>> = [
         ...(text ? [() => api.callApi('sendMessage', { chat_id: message.chatId, text: escapeHtml(text), parse_mode: 'HTML' }, deadline(SEND_TIMEOUT_MS))] : []),

@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { parseE164 } from '../../core/phone-numbers';
-import { openSecret } from '../../core/secrets';
+import { type Keyring, openSecret } from '../../core/secrets';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
 import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
 import { PermanentSendError, type SendReceipt } from './email-channel';
@@ -26,7 +26,7 @@ export interface OutboundWhatsApp {
 
 export interface WhatsAppChannelDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** TWILIO_API_URL. */
   apiUrl: string;
   /** PUBLIC_BASE_URL: where Twilio posts the message's statuses. */
@@ -44,7 +44,7 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
   function clientFor(workspaceId: string, accountSid: string, sealed: string): TwilioClient {
     const cached = clients.get(workspaceId);
     if (cached?.sealed === sealed) return cached.client;
-    const client = createTwilioClient(deps.apiUrl, accountSid, openSecret(deps.masterKey, sealed));
+    const client = createTwilioClient(deps.apiUrl, accountSid, openSecret(deps.keyring, { workspaceId, column: 'twilio_integrations.auth_token' }, sealed));
     clients.set(workspaceId, { sealed, client });
     return client;
   }

@@ -2,7 +2,7 @@ import express, { type Router } from 'express';
 import type { Sequelize } from 'sequelize';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
-import { openSecret } from '../../core/secrets';
+import { type Keyring, macKeys, openSecret } from '../../core/secrets';
 import { inboundChatOf, secretTokenMatches, type WebhookSecretTokens, webhookSecretTokens } from '../../core/telegram-updates';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTelegramIntegration, linkTelegramIdentity, listTelegramWebhookSecrets, recordInboundChat } from '../../db/repositories/telegram';
@@ -10,10 +10,13 @@ import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
 
 export interface TelegramCallbackDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
 }
 
 const WorkspaceId = z.uuid();
+
+/** Where a workspace's webhook secret is sealed (its associated data: core/secrets.ts). */
+const WEBHOOK_SECRET_PLACE = (workspaceId: string) => ({ workspaceId, column: 'telegram_integrations.webhook_secret' as const });
 
 /** How long the list of workspaces still holding a version 1 secret is trusted (it only shrinks, by re-saving). */
 const LEGACY_REFRESH_MS = 10 * 60_000;
@@ -29,7 +32,7 @@ function legacySecretHolders(deps: TelegramCallbackDeps, secrets: WebhookSecretT
   return () => {
     if (!loaded || Date.now() - loaded.at > LEGACY_REFRESH_MS) {
       const holders = listTelegramWebhookSecrets(deps.db).then(
-        (rows) => new Set(rows.filter((row) => secrets.check(row.workspaceId, openSecret(deps.masterKey, row.webhookSecretSealed)) !== 'signed').map((row) => row.workspaceId)),
+        (rows) => new Set(rows.filter((row) => secrets.check(row.workspaceId, openSecret(deps.keyring, WEBHOOK_SECRET_PLACE(row.workspaceId), row.webhookSecretSealed)) !== 'signed').map((row) => row.workspaceId)),
       );
       // A failed read is tried again by the next update rather than remembered.
       holders.catch(() => (loaded = null));
@@ -49,8 +52,8 @@ function legacySecretHolders(deps: TelegramCallbackDeps, secrets: WebhookSecretT
  * failure to record it is retried rather than lost.
  */
 export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps): void {
-  const linkTokens = telegramLinkTokens(deps.masterKey);
-  const secrets = webhookSecretTokens(deps.masterKey);
+  const linkTokens = telegramLinkTokens(macKeys(deps.keyring));
+  const secrets = webhookSecretTokens(macKeys(deps.keyring));
   const legacyHolders = legacySecretHolders(deps, secrets);
   const refuse = () => new AppError('forbidden', 'The update does not carry this workspace\'s secret token', { need: 'X-Telegram-Bot-Api-Secret-Token' });
   app.post('/callbacks/telegram/:workspaceId', express.json({ limit: '256kb' }), async (req, res) => {
@@ -60,7 +63,7 @@ export function telegramCallbackRoutes(app: Router, deps: TelegramCallbackDeps):
     const claim = workspaceId.success ? secrets.check(workspaceId.data, given) : 'forged';
     if (!workspaceId.success || claim === 'forged' || (claim === 'unsigned' && !(await legacyHolders()).has(workspaceId.data))) throw refuse();
     const integration = await findTelegramIntegration(deps.db, workspaceId.data);
-    if (!integration || !secretTokenMatches(openSecret(deps.masterKey, integration.webhookSecretSealed), given)) throw refuse();
+    if (!integration || !secretTokenMatches(openSecret(deps.keyring, WEBHOOK_SECRET_PLACE(integration.workspaceId), integration.webhookSecretSealed), given)) throw refuse();
     const chat = inboundChatOf(req.body);
     if (chat) {
       await recordInboundChat(deps.db, integration.workspaceId, integration.botId, chat);

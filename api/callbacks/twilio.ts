@@ -6,14 +6,14 @@ import twilio from 'twilio';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
-import { openSecret } from '../../core/secrets';
+import { type Keyring, openSecret } from '../../core/secrets';
 import { twilioStatusEvent } from '../../core/twilio-status';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** PUBLIC_BASE_URL: Twilio signs the URL it was given, which is under it, not the one this process sees. */
   publicBaseUrl: string;
   redis: Redis;
@@ -53,7 +53,7 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     const integration = UUID.test(workspaceId) ? await findTwilioIntegration(deps.db, workspaceId) : null;
     const signature = req.get('x-twilio-signature') ?? '';
     const valid = integration !== null && signature !== ''
-      && twilio.validateRequest(openSecret(deps.masterKey, integration.authTokenSealed), signature, `${base}${req.originalUrl}`, body);
+      && twilio.validateRequest(openSecret(deps.keyring, { workspaceId, column: 'twilio_integrations.auth_token' }, integration.authTokenSealed), signature, `${base}${req.originalUrl}`, body);
     if (!valid) {
       req.log.warn({ workspaceId }, 'Twilio callback refused: signature not valid');
       throw new AppError('forbidden', 'The X-Twilio-Signature does not verify', { need: 'X-Twilio-Signature' });

@@ -2,11 +2,11 @@ import type { Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { domainOf, normaliseAddress } from '../../core/addresses';
-import type { Config } from '../../core/config';
+import { type Config, configKeyring } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import type { RecordSettings } from '../../core/dns-records';
 import { AppError } from '../../core/errors';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { type Keyring, sealSecret } from '../../core/secrets';
 import {
   type DomainRecord,
   findDomain,
@@ -21,12 +21,12 @@ import { createDomainVerification, type DomainVerification } from './verificatio
 export interface DomainServiceDeps {
   db: Sequelize;
   settings: RecordSettings;
-  masterKey: Buffer;
+  keyring: Keyring;
   defaultRegion: string;
   verification: DomainVerification;
 }
 
-export function createDomainService({ db, settings, masterKey, defaultRegion, verification }: DomainServiceDeps) {
+export function createDomainService({ db, settings, keyring, defaultRegion, verification }: DomainServiceDeps) {
   const get = async (workspaceId: string, domainId: string): Promise<DomainRecord> => {
     const domain = await findDomain(db, workspaceId, domainId);
     if (!domain) throw AppError.notFound('Domain');
@@ -50,7 +50,7 @@ export function createDomainService({ db, settings, masterKey, defaultRegion, ve
         defaultFromName: input.defaultFromName ?? null,
         dkimSelector: key.selector,
         dkimPublicKey: key.publicKey,
-        dkimPrivateKeySealed: sealSecret(masterKey, key.privateKeyPem),
+        dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: input.name }, key.privateKeyPem),
       });
       if ('takenBy' in claim) {
         throw claim.takenBy === 'this-workspace'
@@ -108,7 +108,7 @@ export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; t
   return createDomainService({
     db: deps.db,
     settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
-    masterKey: parseMasterKey(config.MASTER_KEY),
+    keyring: configKeyring(config),
     defaultRegion: config.AWS_REGION,
     verification: createDomainVerification({
       temporal: deps.temporal,

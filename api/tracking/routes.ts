@@ -9,7 +9,8 @@ import type { TrackedMessageCache } from './message-cache';
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 export interface TrackingRouteDeps {
-  key: KeyObject;
+  /** The tracking keys of the whole keyring: a link signed before a MASTER_KEY rotation still counts. */
+  keys: readonly KeyObject[];
   messages: TrackedMessageCache;
   hits: TrackingHitBuffer;
   gate: HitGate;
@@ -34,7 +35,7 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
   router.get('/t/o/:file', async (req: Request<{ file: string }>, res: Response) => {
     const hit = hitOf(req);
     const token = req.params.file.replace(/\.gif$/, '');
-    const target = verifyTrackingToken(deps.key, token);
+    const target = verifyTrackingToken(deps.keys, token);
     // Asked before answering (one Redis round trip, no database), so a hit is settled when its answer leaves.
     const stored = target?.kind === 'open' && (await deps.gate.admit(req, token));
     res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache', Expires: '0' });
@@ -45,7 +46,7 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
   // Only to the stored target; anything else is 404 and goes nowhere. A bot's click still gets its 302.
   router.get('/t/c/:token', async (req: Request<{ token: string }>, res: Response) => {
     const hit = hitOf(req);
-    const target = verifyTrackingToken(deps.key, req.params.token);
+    const target = verifyTrackingToken(deps.keys, req.params.token);
     const message = target?.kind === 'click' ? await deps.messages.get(target.messageId) : null;
     const link = target?.kind === 'click' ? message?.links.get(target.position) : undefined;
     if (!target || !message || !link) {

@@ -2,9 +2,9 @@ import type { Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import type { Config } from '../../core/config';
-import { parseMasterKey } from '../../core/secrets';
-import { trackingKey } from '../../core/tracking/tokens';
+import { type Config, configKeyring } from '../../core/config';
+import { macKeys } from '../../core/secrets';
+import { trackingKeys } from '../../core/tracking/tokens';
 import { findTrackedMessage } from '../../db/repositories/message-links';
 import { recordTrackingEvents } from '../../db/repositories/tracking-events';
 import { ClientLimit } from '../http/client-limits';
@@ -29,6 +29,6 @@ export function createTracking(deps: { config: Config; db: Sequelize; logger: Lo
   });
   const messages = new TrackedMessageCache((messageId) => findTrackedMessage(db, messageId));
   const gate = createHitGate({ redis, limit: new ClientLimit(redis, 'tracking', config.TRACKING_PER_IP_PER_MINUTE), replayWindowMs: config.TRACKING_REPLAY_WINDOW_MS });
-  const router = trackingRoutes({ key: trackingKey(parseMasterKey(config.MASTER_KEY)), messages, hits: buffer, gate });
+  const router = trackingRoutes({ keys: trackingKeys(macKeys(configKeyring(config))), messages, hits: buffer, gate });
   return { router, buffer, close: () => buffer.close(config.SHUTDOWN_TIMEOUT_MS / 2) };
 }

@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
 import type { Sequelize } from 'sequelize';
 import { UNSUBSCRIBE_PATH } from '../../core/list-unsubscribe';
-import { parseMasterKey } from '../../core/secrets';
+import { type Keyring, macKeys } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { confirmationPage, invalidLinkPage, unsubscribedPage } from './pages';
 import { createUnsubscribeService } from './service';
@@ -30,8 +30,8 @@ function sendPage(res: Response, status: number, html: string): void {
  * a plain form with any body works too. A token that is not genuine answers 404 and changes nothing, and
  * (v2 links) is refused before anything is read.
  */
-export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; masterKey: string; acceptV1Links: boolean }): void {
-  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(parseMasterKey(deps.masterKey), { acceptV1: deps.acceptV1Links }));
+export function unsubscribeRoutes(app: Router, deps: { db: Sequelize; keyring: Keyring; acceptV1Links: boolean }): void {
+  const unsubscribes = createUnsubscribeService(deps.db, unsubscribeTokens(macKeys(deps.keyring), { acceptV1: deps.acceptV1Links }));
 
   app.get(`${UNSUBSCRIBE_PATH}/:token`, async (req, res) => {
     const recipient = await unsubscribes.recipientOf(req.params.token);

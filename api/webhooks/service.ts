@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { sealSecret } from '../../core/secrets';
+import { type Keyring, sealSecret } from '../../core/secrets';
 import { MAX_WEBHOOKS_PER_WORKSPACE } from '../../core/webhook-events';
 import { generateWebhookSecret } from '../../core/webhook-signing';
 import { type DeliveryStatus, findWebhookDelivery, listWebhookDeliveries, requeueWebhookDelivery } from '../../db/repositories/webhook-deliveries';
@@ -24,7 +24,7 @@ const URL_CHECK_TIMEOUT_MS = 5_000;
 
 export interface WebhookServiceDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** The SSRF-safe fetcher's options: WEBHOOKS_ALLOW_PRIVATE_TARGETS, and tests' resolvers. */
   fetch: Partial<PublicFetchOptions>;
 }
@@ -57,10 +57,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async create(workspaceId: string, input: { url: string; description?: string | null; events: string[]; enabled: boolean }) {
       await checkUrl(input.url);
       const secret = generateWebhookSecret();
+      const id = randomUUID();
       const webhook = await insertWebhook(
         db,
         workspaceId,
-        { id: randomUUID(), url: input.url, description: input.description ?? null, events: input.events, enabled: input.enabled, secretSealed: sealSecret(deps.masterKey, secret) },
+        { id, url: input.url, description: input.description ?? null, events: input.events, enabled: input.enabled, secretSealed: sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: id }, secret) },
         MAX_WEBHOOKS_PER_WORKSPACE,
       );
       if (webhook === 'limit') throw new AppError('conflict', `A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks`);
@@ -84,7 +85,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** A new secret, answered once; the previous one keeps signing for ROTATION_OVERLAP_MS. */
     async rotateSecret(workspaceId: string, id: string) {
       const secret = generateWebhookSecret();
-      const webhook = await rotateWebhookSecret(db, workspaceId, id, sealSecret(deps.masterKey, secret), new Date(Date.now() + ROTATION_OVERLAP_MS));
+      const webhook = await rotateWebhookSecret(db, workspaceId, id, sealSecret(deps.keyring, { workspaceId, column: 'webhooks.secret', row: id }, secret), new Date(Date.now() + ROTATION_OVERLAP_MS));
       if (!webhook) throw AppError.notFound('Webhook');
       return { webhook, secret };
     },

@@ -20,6 +20,11 @@ export function trackingKey(masterKey: Buffer): KeyObject {
   return createSecretKey(Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging tracking tokens v1', 32)));
 }
 
+/** The tracking keys of every key of the ring (`macKeys`): links of emails sent before a rotation keep working. */
+export function trackingKeys(masterKeys: readonly Buffer[]): KeyObject[] {
+  return masterKeys.map(trackingKey);
+}
+
 function payloadOf(target: TrackingTarget): string {
   const id = target.messageId.replace(/-/g, '').toLowerCase();
   return target.kind === 'open' ? `${id}.o` : `${id}.${target.position}`;
@@ -38,16 +43,19 @@ function uuidOf(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The target of a genuine token, or null for anything else (malformed, altered, signed with another key). */
-export function verifyTrackingToken(key: KeyObject, token: string): TrackingTarget | null {
+/** The target of a genuine token, or null for anything else (malformed, altered, signed with no key of the ring). */
+export function verifyTrackingToken(keys: readonly KeyObject[], token: string): TrackingTarget | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
   const [hex, which, signed] = parts;
   if (!UUID_HEX.test(hex) || (which !== 'o' && !POSITION.test(which))) return null;
   // Compared as text: base64 decoding ignores stray bits, so two spellings could decode alike.
   const given = Buffer.from(signed);
-  const expected = Buffer.from(signature(key, `${hex}.${which}`).toString('base64url'));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const genuine = keys.some((key) => {
+    const expected = Buffer.from(signature(key, `${hex}.${which}`).toString('base64url'));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!genuine) return null;
   const messageId = uuidOf(hex);
   return which === 'o' ? { kind: 'open', messageId } : { kind: 'click', messageId, position: Number(which) };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { issueApiKey } from '../../api/api-keys/service';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { keyringOf, parseMasterKey, sealSecret } from '../../core/secrets';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { periodKey, PLANS, type PlanName, usagePeriodAt } from '../../core/plans';
 import { acceptMessages } from '../../db/repositories/message-acceptance';
@@ -46,7 +46,7 @@ export async function createVerifiedDomain(
     defaultFromName: options.defaultFromName ?? null,
     dkimSelector: keys.selector,
     dkimPublicKey: keys.publicKey,
-    dkimPrivateKeySealed: sealSecret(parseMasterKey(masterKey), keys.privateKeyPem),
+    dkimPrivateKeySealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'domains.dkim_private_key', row: name }, keys.privateKeyPem),
   });
   if (!('created' in claim)) throw new Error('domain name clash');
   await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });

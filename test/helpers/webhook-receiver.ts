@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Sequelize } from 'sequelize';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { keyringOf, parseMasterKey, sealSecret } from '../../core/secrets';
 import { generateWebhookSecret } from '../../core/webhook-signing';
 import { insertWebhook } from '../../db/repositories/webhooks';
 
@@ -90,10 +90,11 @@ export async function createWebhookRow(
   options: { url: string; events: string[]; enabled?: boolean },
 ): Promise<{ id: string; secret: string }> {
   const secret = generateWebhookSecret();
+  const id = randomUUID();
   const webhook = await insertWebhook(
     db,
     workspaceId,
-    { id: randomUUID(), url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(parseMasterKey(masterKey), secret) },
+    { id, url: options.url, description: null, events: options.events, enabled: options.enabled ?? true, secretSealed: sealSecret(keyringOf(parseMasterKey(masterKey)), { workspaceId, column: 'webhooks.secret', row: id }, secret) },
     100,
   );
   if (webhook === 'limit') throw new Error('too many webhooks');

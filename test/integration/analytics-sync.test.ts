@@ -4,7 +4,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import { createAnalyticsSyncActivities } from '../../activities/analytics-sync';
 import type { MatomoVisit } from '../../core/analytics/matomo-visits';
-import { parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
 import { taskQueueName } from '../../core/task-queues';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
@@ -29,11 +29,11 @@ beforeAll(async () => {
       done();
     },
   });
-  api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }, { logStream });
+  api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, ANALYTICS_ALLOW_PRIVATE_TARGETS: 'true' }, { logStream });
   nativeConnection = await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS });
   const blobs = createBlobStore(blobStoreOptions(api.config));
   await blobs.ensureBucket();
-  const activities = createAnalyticsSyncActivities({ db: api.db, masterKey: parseMasterKey(api.config.MASTER_KEY), blobs, fetch: { allowPrivateTargets: true } });
+  const activities = createAnalyticsSyncActivities({ db: api.db, keyring: configKeyring(api.config), blobs, fetch: { allowPrivateTargets: true } });
   // The workflow on `control`, its pages on `bulk`, as workers/main.ts runs them.
   workers = [
     await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'control'), workflowsPath: require.resolve('../../workflows'), activities }),
@@ -202,7 +202,7 @@ describe('a sync that outlasts the request', () => {
   let impatient: ApiHarness;
   beforeAll(async () => {
     // The same deployment, with an API that waits 300 ms for a sync instead of 6 s.
-    impatient = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }, { analyticsSyncWaitMs: 300 });
+    impatient = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, ANALYTICS_ALLOW_PRIVATE_TARGETS: 'true' }, { analyticsSyncWaitMs: 300 });
   });
   afterAll(() => impatient.close());
 

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { createDkimSigner, loadDkimKey } from '../../activities/dkim';
-import { loadConfig } from '../../core/config';
+import { configKeyring, loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { sealSecret } from '../../core/secrets';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createSequelize } from '../../db/sequelize';
@@ -18,9 +18,9 @@ import { createWorkspace } from '../helpers/factories';
  */
 describe('DKIM signing of outgoing mail', () => {
   const config = loadConfig(process.env);
-  const masterKey = parseMasterKey(config.MASTER_KEY);
+  const keyring = configKeyring(config);
   const db = createSequelize(config.DATABASE_URL);
-  const sign = createDkimSigner(db, masterKey);
+  const sign = createDkimSigner(db, keyring);
   let dns: TestDnsServer;
 
   beforeAll(async () => {
@@ -42,7 +42,7 @@ describe('DKIM signing of outgoing mail', () => {
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(masterKey, key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
     });
     if (!('created' in claim)) throw new Error('domain not created');
     dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));
@@ -85,13 +85,13 @@ describe('DKIM signing of outgoing mail', () => {
 
   it('the key is found by the from address whatever its case or display name, and only in its own workspace', async () => {
     const domain = await domainWithPublishedKey();
-    expect(await loadDkimKey(db, masterKey, domain.workspaceId, `Billing <BILLING@${domain.name.toUpperCase()}>`)).toMatchObject({
+    expect(await loadDkimKey(db, keyring, domain.workspaceId, `Billing <BILLING@${domain.name.toUpperCase()}>`)).toMatchObject({
       domainName: domain.name,
       selector: domain.selector,
       privateKey: expect.objectContaining({ type: 'private', asymmetricKeyType: 'rsa' }),
     });
     const other = await createWorkspace(db);
-    expect(await loadDkimKey(db, masterKey, other.workspaceId, `billing@${domain.name}`)).toBeNull();
+    expect(await loadDkimKey(db, keyring, other.workspaceId, `billing@${domain.name}`)).toBeNull();
   });
 
   it('a sender domain the workspace has not added is refused, never sent unsigned', async () => {
@@ -113,6 +113,6 @@ describe('DKIM signing of outgoing mail', () => {
   it('a domain whose verification failed has no key to sign with', async () => {
     const domain = await domainWithPublishedKey();
     await saveDomainCheck(db, domain.workspaceId, domain.domainId, { status: 'failed', detail: 'records removed', recordChecks: [] });
-    expect(await loadDkimKey(db, masterKey, domain.workspaceId, `news@${domain.name}`)).toBeNull();
+    expect(await loadDkimKey(db, keyring, domain.workspaceId, `news@${domain.name}`)).toBeNull();
   });
 });

@@ -5,10 +5,10 @@ import { createDnsLookup } from '../../activities/dns-lookup';
 import { createDomainActivities } from '../../activities/domains';
 import { createSesClients } from '../../activities/channels/ses-clients';
 import { createSesDomainIdentities } from '../../activities/ses-domain-identity';
-import { loadConfig } from '../../core/config';
+import { configKeyring, loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { domainRecords } from '../../core/dns-records';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { sealSecret } from '../../core/secrets';
 import { type DomainRecord, findDomain, insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
@@ -88,7 +88,7 @@ async function startSesStandIn() {
 
 describe('domains with SES as the provider (BYODKIM)', () => {
   const config = loadConfig(process.env);
-  const masterKey = parseMasterKey(config.MASTER_KEY);
+  const keyring = configKeyring(config);
   const settings = { spfInclude: 'amazonses.com', inboundMxHost: 'inbound.messaging.local' };
   const db = createSequelize(config.DATABASE_URL);
   let dns: TestDnsServer;
@@ -103,7 +103,7 @@ describe('domains with SES as the provider (BYODKIM)', () => {
       db,
       lookup: createDnsLookup({ servers: [dns.address] }),
       settings,
-      masterKey,
+      keyring,
       ses: createSesDomainIdentities(clients),
     });
   });
@@ -116,13 +116,14 @@ describe('domains with SES as the provider (BYODKIM)', () => {
   async function publishedDomain(options: { region?: string; name?: string } = {}): Promise<DomainRecord> {
     const { workspaceId } = await createWorkspace(db);
     const key = await generateDkimKeyPair();
+    const name = options.name ?? `d${randomUUID().slice(0, 12)}.example.com`;
     const claim = await insertDomain(db, workspaceId, {
-      name: options.name ?? `d${randomUUID().slice(0, 12)}.example.com`,
+      name,
       region: options.region ?? 'eu-west-1',
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(masterKey, key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
     });
     if (!('created' in claim)) throw new Error('domain not created');
     for (const record of domainRecords(claim.created, settings)) dns.setTxt(record.name, record.value);

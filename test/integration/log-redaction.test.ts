@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
+import { macKeys } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
@@ -106,7 +107,7 @@ describe('request and error logs carry no secrets', () => {
   it('an unsubscribe link used on the public endpoint leaves its token out of the request log', async () => {
     const { apiKey, workspaceId } = await createWorkspace(api.db);
     const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'campaign', count: 1, from: 'news@example.com', toPrefix: 'logged' });
-    const token = unsubscribeTokens(parseMasterKey(api.config.MASTER_KEY)).sign({ workspaceId, messageId, address: 'logged-0@example.org' });
+    const token = unsubscribeTokens(macKeys(configKeyring(api.config))).sign({ workspaceId, messageId, address: 'logged-0@example.org' });
     for (const method of ['GET', 'POST']) {
       const { status, text } = await logged(method, `/unsubscribe/${token}`, apiKey);
       expect(status).toBe(200);

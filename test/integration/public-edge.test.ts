@@ -1,6 +1,7 @@
 import { createHmac, hkdfSync, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { generateApiKey } from '../../core/api-keys';
+import { configKeyring } from '../../core/config';
 import { parseMasterKey, sealSecret } from '../../core/secrets';
 import { webhookSecretTokens } from '../../core/telegram-updates';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
@@ -173,14 +174,14 @@ describe('the public edge', () => {
       const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'campaign', count: 1, from: 'news@edge.example.test', toPrefix });
       const claims = { workspaceId, messageId, address: `${toPrefix}-0@example.org` };
       const masterKey = parseMasterKey(api.config.MASTER_KEY);
-      const genuine = unsubscribeTokens(masterKey).sign(claims);
+      const genuine = unsubscribeTokens([masterKey]).sign(claims);
       const flipped = Buffer.from(genuine, 'base64url');
       flipped[40] ^= 1;
       const legacyKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'messaging unsubscribe link v1', 32));
       const legacyPayload = Buffer.from(Buffer.from(genuine, 'base64url').subarray(0, 33));
       legacyPayload[0] = 1;
       const legacy = Buffer.concat([legacyPayload, createHmac('sha256', legacyKey).update(legacyPayload).update(claims.address).digest()]).toString('base64url');
-      const forged = [flipped.toString('base64url'), unsubscribeTokens(randomBytes(32)).sign(claims), legacy, randomBytes(65).toString('base64url')];
+      const forged = [flipped.toString('base64url'), unsubscribeTokens([randomBytes(32)]).sign(claims), legacy, randomBytes(65).toString('base64url')];
 
       const statements = await statementsDuring(async () => {
         for (const token of forged) {
@@ -203,15 +204,15 @@ describe('the public edge', () => {
     /** A workspace whose bot was connected with `secret` as its webhook secret token. */
     async function telegramWorkspace(harness: ApiHarness, secret: (workspaceId: string) => string) {
       const { workspaceId } = await createWorkspace(harness.db);
-      const masterKey = parseMasterKey(harness.config.MASTER_KEY);
+      const keyring = configKeyring(harness.config);
       const token = secret(workspaceId);
       const botId = String(randomInt(1e9, 2e9));
       await saveTelegramIntegration(harness.db, workspaceId, {
         botId,
         botUsername: `edge_${botId}_bot`,
-        botTokenSealed: sealSecret(masterKey, `${botId}:secret`),
+        botTokenSealed: sealSecret(keyring, { workspaceId, column: 'telegram_integrations.bot_token' }, `${botId}:secret`),
         webhookUrl: `${PUBLIC_BASE_URL}/callbacks/telegram/${workspaceId}`,
-        webhookSecretSealed: sealSecret(masterKey, token),
+        webhookSecretSealed: sealSecret(keyring, { workspaceId, column: 'telegram_integrations.webhook_secret' }, token),
       });
       return { workspaceId, token };
     }
@@ -225,7 +226,7 @@ describe('the public edge', () => {
     const legacySecret = () => randomBytes(32).toString('base64url');
 
     it('an update with a made-up, altered or missing secret token is refused with no database read; the genuine one is read', async () => {
-      const secrets = webhookSecretTokens(parseMasterKey(api.config.MASTER_KEY));
+      const secrets = webhookSecretTokens([parseMasterKey(api.config.MASTER_KEY)]);
       const { workspaceId, token } = await telegramWorkspace(api, (id) => secrets.generate(id));
       // The first unsigned token reads which workspaces still hold a version 1 secret; later ones do not.
       expect((await update(api, workspaceId, legacySecret())).status).toBe(403);
@@ -259,7 +260,7 @@ describe('the public edge', () => {
       const authToken = randomBytes(16).toString('hex');
       await saveTwilioIntegration(api.db, workspaceId, {
         accountSid: `AC${randomBytes(16).toString('hex')}`,
-        authTokenSealed: sealSecret(parseMasterKey(api.config.MASTER_KEY), authToken),
+        authTokenSealed: sealSecret(configKeyring(api.config), { workspaceId, column: 'twilio_integrations.auth_token' }, authToken),
         whatsappFrom: '+14155552671',
       });
       return { workspaceId, authToken };

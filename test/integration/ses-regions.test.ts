@@ -5,7 +5,8 @@ import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { createSesChannel } from '../../activities/channels/ses';
 import { createSesClients } from '../../activities/channels/ses-clients';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
+import { sealSecret } from '../../core/secrets';
 import { insertDomain } from '../../db/repositories/domains';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
@@ -38,7 +39,7 @@ describe('SES clients per region', () => {
       defaultFromName: null,
       dkimSelector: key.selector,
       dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(parseMasterKey(stack.api.config.MASTER_KEY), key.privateKeyPem),
+      dkimPrivateKeySealed: sealSecret(configKeyring(stack.api.config), { workspaceId: other.workspaceId, column: 'domains.dkim_private_key', row: domain }, key.privateKeyPem),
     });
 
     const accepted = await stack.api.call('POST', '/api/v1/emails', {

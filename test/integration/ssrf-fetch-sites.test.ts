@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { createWebhookActivities } from '../../activities/webhooks';
-import { parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
@@ -140,7 +140,7 @@ describe('every fetch site refuses internal addresses', () => {
       });
       const rebound = createWebhookActivities({
         db: api.db,
-        masterKey: parseMasterKey(api.config.MASTER_KEY),
+        keyring: configKeyring(api.config),
         fetch: { resolveHost: standInResolver({ 'hooks.example.com': [address] }) },
       });
       const attempts = guard.attempts.length;

@@ -1,12 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createTelegramChannel, type TelegramChannel } from '../../activities/channels/telegram-channel';
-import { loadConfig } from '../../core/config';
-import { parseMasterKey, sealSecret } from '../../core/secrets';
+import { configKeyring, loadConfig } from '../../core/config';
+import { sealSecret } from '../../core/secrets';
 import { botApi } from '../../services/telegram-bot-api';
 import { type StandInBot, startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
 
-const masterKey = parseMasterKey(loadConfig(process.env).MASTER_KEY);
+const keyring = configKeyring(loadConfig(process.env));
+const workspaceId = randomUUID();
+const sealed = (token: string) => ({ workspaceId, botTokenSealed: sealSecret(keyring, { workspaceId, column: 'telegram_integrations.bot_token' }, token) });
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 const PDF = Buffer.from('%PDF-1.4 an invoice');
 
@@ -14,12 +17,12 @@ describe('the Telegram channel', () => {
   let telegram: TelegramStandIn;
   let channel: TelegramChannel;
   let bot: StandInBot;
-  let integration: { botTokenSealed: string };
+  let integration: ReturnType<typeof sealed>;
   beforeAll(async () => {
     telegram = await startTelegramStandIn();
-    channel = createTelegramChannel({ masterKey, botApi: (token) => botApi(telegram.url, token) });
+    channel = createTelegramChannel({ keyring, botApi: (token) => botApi(telegram.url, token) });
     bot = telegram.addBot();
-    integration = { botTokenSealed: sealSecret(masterKey, bot.token) };
+    integration = sealed(bot.token);
   });
   afterAll(() => telegram.close());
 
@@ -83,10 +86,10 @@ describe('the Telegram channel', () => {
   });
 
   it('a token Telegram no longer knows (revoked) is a permanent failure; an unreachable Bot API is a retryable one', async () => {
-    const revoked = { botTokenSealed: sealSecret(masterKey, `${bot.id}:revokedrevokedrevokedrevoked`) };
+    const revoked = sealed(`${bot.id}:revokedrevokedrevokedrevoked`);
     await expect(channel.send(revoked, { chatId: '42', text: 'hello', attachments: [] })).rejects.toThrow(new PermanentSendError('Telegram 401: Unauthorized'));
 
-    const down = createTelegramChannel({ masterKey, botApi: (token) => botApi('http://127.0.0.1:1/', token) });
+    const down = createTelegramChannel({ keyring, botApi: (token) => botApi('http://127.0.0.1:1/', token) });
     const failure = await down.send(integration, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(failure).not.toBeInstanceOf(PermanentSendError);

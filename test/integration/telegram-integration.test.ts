@@ -1,5 +1,6 @@
 import { QueryTypes } from 'sequelize';
-import { openSecret, parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
+import { openSecret } from '../../core/secrets';
 import { findTelegramChat } from '../../db/repositories/telegram';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace } from '../helpers/factories';
@@ -64,11 +65,11 @@ describe('the Telegram integration', () => {
     expect(bot.webhook?.url).toBe(webhookUrl);
 
     const row = await sealedRow(workspaceId);
-    const masterKey = parseMasterKey(api.config.MASTER_KEY);
+    const keyring = configKeyring(api.config);
     expect(row.bot_token_sealed).not.toContain(bot.token.split(':')[1]);
-    expect(openSecret(masterKey, row.bot_token_sealed)).toBe(bot.token);
+    expect(openSecret(keyring, { workspaceId, column: 'telegram_integrations.bot_token' }, row.bot_token_sealed)).toBe(bot.token);
     expect(row.webhook_secret_sealed).not.toContain(bot.webhook!.secretToken!);
-    expect(openSecret(masterKey, row.webhook_secret_sealed)).toBe(bot.webhook?.secretToken);
+    expect(openSecret(keyring, { workspaceId, column: 'telegram_integrations.webhook_secret' }, row.webhook_secret_sealed)).toBe(bot.webhook?.secretToken);
     expect(JSON.stringify(saved.body)).not.toContain(bot.token.split(':')[1]);
   });
 

@@ -85,13 +85,13 @@ describe('the tracking hit buffer', () => {
   });
 
   it('clicks are answered without waiting for their write', async () => {
-    const key = trackingKey(parseMasterKey(api.config.MASTER_KEY));
+    const keys = [trackingKey(parseMasterKey(api.config.MASTER_KEY))];
     // A database that never answers a write: the redirect must not notice.
     const buffer = new TrackingHitBuffer({ write: () => new Promise(() => undefined), logger, flushIntervalMs: 10 });
     const messages = new TrackedMessageCache((id) => findTrackedMessage(api.db, id));
     // No replay window: the three clicks below are a person's, seconds apart.
     const gate = createHitGate({ redis: api.redis, limit: new ClientLimit(api.redis, 'tracking-buffer-test', 1_000), replayWindowMs: 0 });
-    const app = express().use(trackingRoutes({ key, messages, hits: buffer, gate }));
+    const app = express().use(trackingRoutes({ keys, messages, hits: buffer, gate }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { openSecret, parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
+import { openSecret } from '../../core/secrets';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { recordSent } from '../../db/repositories/message-delivery';
 import { findMessage } from '../../db/repositories/messages';
@@ -71,7 +72,7 @@ describe('Twilio integration and callbacks', () => {
       type: QueryTypes.SELECT,
     });
     expect(row.auth_token_sealed).not.toContain(authToken);
-    expect(openSecret(parseMasterKey(api.config.MASTER_KEY), row.auth_token_sealed)).toBe(authToken);
+    expect(openSecret(configKeyring(api.config), { workspaceId, column: 'twilio_integrations.auth_token' }, row.auth_token_sealed)).toBe(authToken);
 
     expect(await call('DELETE', '/integrations/twilio')).toMatchObject({ status: 200, body: { configured: false } });
     expect(await call('GET', '/integrations/twilio')).toMatchObject({ status: 200, body: { configured: false } });

@@ -184,7 +184,7 @@ describe('the one-click endpoint', () => {
     const forgedTokens = [
       repointed.toString('base64url'), // this token's MAC, another message of the workspace
       flipped.toString('base64url'),
-      unsubscribeTokens(randomBytes(32)).sign({ workspaceId: workspace.workspaceId, messageId: id, address }), // another key
+      unsubscribeTokens([randomBytes(32)]).sign({ workspaceId: workspace.workspaceId, messageId: id, address }), // another key
       `${genuine}x`,
       'not-a-token',
     ];

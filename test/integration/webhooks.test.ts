@@ -1,6 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { createWebhookActivities } from '../../activities/webhooks';
-import { openSecret, parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
+import { openSecret } from '../../core/secrets';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace } from '../helpers/factories';
@@ -58,7 +59,7 @@ describe('webhooks API', () => {
       type: QueryTypes.SELECT,
     });
     expect(row.secret_sealed).not.toContain(secret.slice(6));
-    expect(openSecret(parseMasterKey(api.config.MASTER_KEY), row.secret_sealed)).toBe(secret);
+    expect(openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret', row: webhook.id }, row.secret_sealed)).toBe(secret);
   });
 
   it('PATCH changes what it names, DELETE answers the webhook and then it is gone; another workspace sees 404', async () => {
@@ -139,8 +140,8 @@ describe('webhooks API', () => {
        FROM webhooks WHERE workspace_id = $1`,
       { bind: [workspaceId], type: QueryTypes.SELECT },
     );
-    const key = parseMasterKey(api.config.MASTER_KEY);
-    expect([openSecret(key, row.secret_sealed), openSecret(key, row.previous_secret_sealed)]).toEqual([next, secret]);
+    const open = (sealed: string) => openSecret(configKeyring(api.config), { workspaceId, column: 'webhooks.secret', row: webhook.id }, sealed);
+    expect([open(row.secret_sealed), open(row.previous_secret_sealed)]).toEqual([next, secret]);
     expect(Number(row.hours)).toBeCloseTo(24, 1);
   });
 
@@ -185,7 +186,7 @@ describe('webhooks API', () => {
     // The name now answers a private address; the call goes through the same fetcher as attachments.
     const rebound = createWebhookActivities({
       db: api.db,
-      masterKey: parseMasterKey(api.config.MASTER_KEY),
+      keyring: configKeyring(api.config),
       fetch: { resolveHost: standInResolver({ 'hooks.example.com': ['10.0.0.7'] }) },
     });
     const guard = guardSockets();

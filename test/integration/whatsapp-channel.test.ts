@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWhatsAppChannel, type OutboundWhatsApp, type WhatsAppChannel } from '../../activities/channels/whatsapp-channel';
 import { PermanentSendError } from '../../activities/channels/email-channel';
-import { parseMasterKey } from '../../core/secrets';
+import { configKeyring } from '../../core/config';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace } from '../helpers/factories';
 import { startTwilioStandIn, type TwilioStandIn } from '../helpers/twilio-stand-in';
@@ -20,7 +20,7 @@ describe('the WhatsApp channel through the twilio client', () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TWILIO_API_URL: twilio.url, PUBLIC_BASE_URL });
     channel = createWhatsAppChannel({
       db: api.db,
-      masterKey: parseMasterKey(api.config.MASTER_KEY),
+      keyring: configKeyring(api.config),
       apiUrl: api.config.TWILIO_API_URL,
       publicBaseUrl: api.config.PUBLIC_BASE_URL,
     });

@@ -59,7 +59,7 @@ describe('campaign metrics', () => {
 });
 
 describe('confirmation tokens', () => {
-  const tokens = confirmationTokens(Buffer.alloc(32, 7));
+  const tokens = confirmationTokens([Buffer.alloc(32, 7)]);
   const claims = { campaignId: '6f1d3a52-4c5e-4b8f-9a0b-1c2d3e4f5a6b', revision: 3, expiresAt: minutes(10) };
 
   it('read back what was signed', () => {
@@ -72,9 +72,12 @@ describe('confirmation tokens', () => {
       const altered = token.slice(0, i) + (token[i] === 'A' ? 'B' : 'A') + token.slice(i + 1);
       expect(tokens.read(altered)).toBeNull();
     }
-    expect(confirmationTokens(Buffer.alloc(32, 8)).read(token)).toBeNull();
+    expect(confirmationTokens([Buffer.alloc(32, 8)]).read(token)).toBeNull();
     expect(tokens.read(`${token}=`)).toBeNull();
     expect(tokens.read('')).toBeNull();
     expect(tokens.read('x'.repeat(10_000))).toBeNull();
+  });
+  it('a token issued before a MASTER_KEY rotation is still read with the previous key in the ring', () => {
+    expect(confirmationTokens([Buffer.alloc(32, 9), Buffer.alloc(32, 7)]).read(tokens.sign(claims))).toEqual(claims);
   });
 });

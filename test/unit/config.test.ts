@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig } from '../../core/config';
+import { configKeyring, loadConfig } from '../../core/config';
+import { macKeys } from '../../core/secrets';
 
 const ownKey = randomBytes(32).toString('base64');
 
@@ -63,11 +64,56 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'test', MASTER_KEY: development }).MASTER_KEY).toBe(development);
   });
 
-  it('the docker-compose file\'s master key is one production accepts', () => {
+  it('production refuses every master key committed to this repository, in any spelling', () => {
+    const composeSample = 'pdgyzM41QqXlErz4iPAmr28/Mb1p9WxVartQRSJiKtU=';
+    const testKey = Buffer.alloc(32, 7).toString('base64');
+    for (const key of [composeSample, Buffer.from(composeSample, 'base64').toString('hex'), testKey, testKey.replace(/=$/, '')]) {
+      expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: key })).toThrow(/MASTER_KEY: a key published in this repository is refused in production/);
+    }
+    expect(loadConfig({ NODE_ENV: 'development', MASTER_KEY: composeSample }).MASTER_KEY).toBe(composeSample);
+  });
+
+  it('the docker-compose file commits no master key and stops without one, saying how to make it', () => {
     const compose = readFileSync(resolve(__dirname, '../../docker-compose.yml'), 'utf8');
-    const key = /^\s*MASTER_KEY:\s*(\S+)\s*$/m.exec(compose)?.[1];
-    expect(key).toBeDefined();
-    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: key })).not.toThrow();
+    expect(compose).not.toMatch(/[A-Za-z0-9+/]{43}=|[0-9a-f]{64}/i);
+    expect(compose).toMatch(/MASTER_KEY: '\$\{MASTER_KEY:\?[^}]*openssl rand -base64 32[^}]*\}'/);
+  });
+
+  it('the docker-compose file publishes Temporal, the stand-ins and the mail catcher on loopback only', () => {
+    const compose = readFileSync(resolve(__dirname, '../../docker-compose.yml'), 'utf8');
+    const published = [...compose.matchAll(/ports: \[([^\]]*)\]/g)].flatMap((match) => match[1].split(',').map((port) => port.trim().replace(/"/g, '')));
+    const open = published.filter((port) => !port.startsWith('127.0.0.1:'));
+    // Only the API and the inbound SMTP listener are meant to be reached from outside.
+    expect(open.sort()).toEqual(['2525:2525', '3000:3000']);
+  });
+
+  it('MASTER_KEY_PREVIOUS takes a comma-separated list of keys and names a malformed one', () => {
+    const [a, b] = [randomBytes(32).toString('base64'), randomBytes(32).toString('hex')];
+    expect(loadConfig({ MASTER_KEY_PREVIOUS: ` ${a}, ${b} ` }).MASTER_KEY_PREVIOUS).toEqual([a, b]);
+    expect(loadConfig({}).MASTER_KEY_PREVIOUS).toEqual([]);
+    expect(() => loadConfig({ MASTER_KEY_PREVIOUS: `${a},not-a-key` })).toThrow(/MASTER_KEY_PREVIOUS: each key must be 32 bytes/);
+  });
+
+  it('the keyring seals with MASTER_KEY; a published previous key opens but verifies no link', () => {
+    const current = randomBytes(32);
+    const previous = randomBytes(32);
+    const composeSample = 'pdgyzM41QqXlErz4iPAmr28/Mb1p9WxVartQRSJiKtU=';
+    const config = loadConfig({ NODE_ENV: 'production', MASTER_KEY: current.toString('base64'), MASTER_KEY_PREVIOUS: `${previous.toString('hex')},${composeSample}` });
+    const ring = configKeyring(config);
+    expect(ring.current.key).toEqual(current);
+    expect(ring.previous.map((key) => key.published)).toEqual([false, true]);
+    expect(macKeys(ring)).toEqual([current, previous]);
+  });
+
+  it.each(['WEBHOOKS_ALLOW_PRIVATE_TARGETS', 'ANALYTICS_ALLOW_PRIVATE_TARGETS', 'URL_FETCH_ALLOW_PRIVATE_TARGETS'])('%s is refused in production, allowed in development and test', (name) => {
+    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY: ownKey, [name]: 'true' })).toThrow(new RegExp(`${name}: refused in production`));
+    expect(loadConfig({ NODE_ENV: 'production', MASTER_KEY: ownKey, [name]: 'false' })[name as 'WEBHOOKS_ALLOW_PRIVATE_TARGETS']).toBe(false);
+    for (const NODE_ENV of ['development', 'test']) expect(loadConfig({ NODE_ENV, [name]: 'true' })[name as 'WEBHOOKS_ALLOW_PRIVATE_TARGETS']).toBe(true);
+  });
+
+  it('each private-targets switch opens only its own feature: the webhooks one leaves the analytics connector and URL fetches closed', () => {
+    const config = loadConfig({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' });
+    expect([config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, config.ANALYTICS_ALLOW_PRIVATE_TARGETS, config.URL_FETCH_ALLOW_PRIVATE_TARGETS]).toEqual([true, false, false]);
   });
 
   it('an operator token shorter than 16 characters is refused', () => {

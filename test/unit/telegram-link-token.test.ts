@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
 
 describe('Telegram /start link tokens', () => {
-  const tokens = telegramLinkTokens(Buffer.alloc(32, 7));
+  const tokens = telegramLinkTokens([Buffer.alloc(32, 7)]);
   const workspaceId = randomUUID();
   const contactId = randomUUID();
   const now = new Date('2026-11-26T00:00:00Z');
@@ -18,12 +18,17 @@ describe('Telegram /start link tokens', () => {
     const token = tokens.sign({ workspaceId, contactId, expiresAt });
     expect(tokens.read(randomUUID(), token, now)).toBeNull();
     expect(tokens.read(workspaceId, token, expiresAt)).toBeNull();
-    expect(telegramLinkTokens(Buffer.alloc(32, 8)).read(workspaceId, token, now)).toBeNull();
+    expect(telegramLinkTokens([Buffer.alloc(32, 8)]).read(workspaceId, token, now)).toBeNull();
     for (let i = 0; i < token.length; i += 1) {
       const altered = `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
       expect(tokens.read(workspaceId, altered, now)).toBeNull();
     }
     expect(tokens.read(workspaceId, 'not a token', now)).toBeNull();
+  });
+
+  it('a link made just before a MASTER_KEY rotation still links with the previous key in the ring', () => {
+    const token = tokens.sign({ workspaceId, contactId, expiresAt });
+    expect(telegramLinkTokens([Buffer.alloc(32, 9), Buffer.alloc(32, 7)]).read(workspaceId, token, now)).toBe(contactId);
   });
 
   it('the token of "/start <token>" (also addressed to the bot), and null for other texts', () => {

@@ -33,7 +33,7 @@ describe('Telegram updates', () => {
     expect(inboundChatOf(null)).toBeNull();
   });
 
-  const secrets = webhookSecretTokens(randomBytes(32));
+  const secrets = webhookSecretTokens([randomBytes(32)]);
   const workspaceId = randomUUID();
   /** A version 1 secret, as made before issue 29: 32 random bytes. */
   const legacy = () => randomBytes(32).toString('base64url');
@@ -44,7 +44,16 @@ describe('Telegram updates', () => {
     expect(secrets.generate(workspaceId)).not.toBe(token);
     expect(secrets.check(workspaceId, token)).toBe('signed');
     expect(secrets.check(randomUUID(), token)).toBe('forged');
-    expect(webhookSecretTokens(randomBytes(32)).check(workspaceId, token)).toBe('forged');
+    expect(webhookSecretTokens([randomBytes(32)]).check(workspaceId, token)).toBe('forged');
+  });
+
+  it('after a MASTER_KEY rotation a secret made under the previous key still proves itself; new ones use the new key', () => {
+    const [previous, current] = [randomBytes(32), randomBytes(32)];
+    const before = webhookSecretTokens([previous]).generate(workspaceId);
+    const rotated = webhookSecretTokens([current, previous]);
+    expect(rotated.check(workspaceId, before)).toBe('signed');
+    expect(webhookSecretTokens([current]).check(workspaceId, rotated.generate(workspaceId))).toBe('signed');
+    expect(webhookSecretTokens([current]).check(workspaceId, before)).toBe('forged');
   });
 
   it('a made-up or altered version 2 token, or none, is forged; a version 1 secret is unsigned', () => {

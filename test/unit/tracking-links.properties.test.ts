@@ -57,7 +57,7 @@ describe('link rewriting properties', () => {
           }
           const position = web.indexOf(link);
           const token = href.slice(`${baseUrl}/t/c/`.length);
-          expect(verifyTrackingToken(options.key, token)).toEqual({ kind: 'click', messageId, position });
+          expect(verifyTrackingToken([options.key], token)).toEqual({ kind: 'click', messageId, position });
           expect(result.links[position].target).toBe(withUtm(link.href, utm));
         });
       }),

@@ -1,12 +1,12 @@
-import { signTrackingToken, trackingKey, verifyTrackingToken } from '../../core/tracking/tokens';
+import { signTrackingToken, trackingKey, trackingKeys, verifyTrackingToken } from '../../core/tracking/tokens';
 
 const key = trackingKey(Buffer.alloc(32, 3));
 const messageId = '6ba7b810-9dad-41d1-80b4-00c04fd430c8';
 
 describe('tracking tokens', () => {
   it('a signed token names its message and link', () => {
-    expect(verifyTrackingToken(key, signTrackingToken(key, { kind: 'click', messageId, position: 12 }))).toEqual({ kind: 'click', messageId, position: 12 });
-    expect(verifyTrackingToken(key, signTrackingToken(key, { kind: 'open', messageId }))).toEqual({ kind: 'open', messageId });
+    expect(verifyTrackingToken([key], signTrackingToken(key, { kind: 'click', messageId, position: 12 }))).toEqual({ kind: 'click', messageId, position: 12 });
+    expect(verifyTrackingToken([key], signTrackingToken(key, { kind: 'open', messageId }))).toEqual({ kind: 'open', messageId });
   });
 
   it('any change to a token, or another key, makes it a forgery', () => {
@@ -22,8 +22,13 @@ describe('tracking tokens', () => {
       '',
       'not-a-token',
     ];
-    for (const token of forged) expect(verifyTrackingToken(key, token)).toBeNull();
-    expect(verifyTrackingToken(trackingKey(Buffer.alloc(32, 4)), token)).toBeNull();
+    for (const token of forged) expect(verifyTrackingToken([key], token)).toBeNull();
+    expect(verifyTrackingToken([trackingKey(Buffer.alloc(32, 4))], token)).toBeNull();
+  });
+
+  it('links of emails sent before a MASTER_KEY rotation still verify against the previous key in the ring', () => {
+    const token = signTrackingToken(key, { kind: 'click', messageId, position: 2 });
+    expect(verifyTrackingToken(trackingKeys([Buffer.alloc(32, 4), Buffer.alloc(32, 3)]), token)).toEqual({ kind: 'click', messageId, position: 2 });
   });
 
   it('the tracking key is derived, not the master key itself', () => {

@@ -4,7 +4,7 @@ import { unsubscribeTokens } from '../../core/unsubscribe-token';
 
 describe('unsubscribe tokens', () => {
   const masterKey = randomBytes(32);
-  const tokens = unsubscribeTokens(masterKey);
+  const tokens = unsubscribeTokens([masterKey]);
   const claims = { workspaceId: randomUUID(), messageId: randomUUID(), address: 'ann.lee+news@example.org' };
 
   it('a signed token names its workspace and message, and picks out its own recipient among the message\'s', () => {
@@ -22,7 +22,7 @@ describe('unsubscribe tokens', () => {
     Buffer.from(randomUUID().replace(/-/g, ''), 'hex').copy(repointed, 17);
     expect(tokens.read(repointed.toString('base64url'))).toBeNull();
 
-    expect(tokens.read(unsubscribeTokens(randomBytes(32)).sign(claims))).toBeNull();
+    expect(tokens.read(unsubscribeTokens([randomBytes(32)]).sign(claims))).toBeNull();
 
     const bytes = Buffer.from(token, 'base64url');
     for (let index = 0; index < bytes.length; index += 1) {
@@ -42,10 +42,20 @@ describe('unsubscribe tokens', () => {
 
   it('a version 1 link is refused unless version 1 links are accepted; then its recipient is found as before', () => {
     expect(tokens.read(legacyToken())).toBeNull();
-    const link = unsubscribeTokens(masterKey, { acceptV1: true }).read(legacyToken());
+    const link = unsubscribeTokens([masterKey], { acceptV1: true }).read(legacyToken());
     expect(link).toMatchObject({ workspaceId: claims.workspaceId, messageId: claims.messageId });
     expect(link?.recipient(['bob@example.org', claims.address])).toBe(claims.address);
     expect(link?.recipient(['bob@example.org'])).toBeNull();
+  });
+
+  it('after a MASTER_KEY rotation a link signed under the previous key still finds its recipient; new links use the new key', () => {
+    const [previous, current] = [randomBytes(32), randomBytes(32)];
+    const before = unsubscribeTokens([previous]).sign(claims);
+    const rotated = unsubscribeTokens([current, previous]);
+    expect(rotated.read(before)?.recipient([claims.address])).toBe(claims.address);
+    expect(unsubscribeTokens([current]).read(rotated.sign(claims))?.recipient([claims.address])).toBe(claims.address);
+    // Once the previous key is gone, so is what it signed.
+    expect(unsubscribeTokens([current]).read(before)).toBeNull();
   });
 
   it('anything that is not a token in its one canonical spelling is not read at all', () => {

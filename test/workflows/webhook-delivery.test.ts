@@ -3,8 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { Webhook } from 'standardwebhooks';
 import { createWebhookActivities } from '../../activities/webhooks';
-import { loadConfig } from '../../core/config';
-import { parseMasterKey } from '../../core/secrets';
+import { configKeyring, loadConfig } from '../../core/config';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { createSequelize } from '../../db/sequelize';
 import { webhookDeliveryWorkflow } from '../../workflows';
@@ -40,7 +39,7 @@ describe('webhook delivery workflow', () => {
       (path, at) => (path === '/gone' ? 410 : at < downUntil ? 503 : 200),
       async () => (await env.now()).getTime(),
     );
-    activities = createWebhookActivities({ db, masterKey: parseMasterKey(config.MASTER_KEY), fetch: { allowPrivateTargets: true } });
+    activities = createWebhookActivities({ db, keyring: configKeyring(config), fetch: { allowPrivateTargets: true } });
   });
   afterAll(async () => {
     await receiver.close();

@@ -6,7 +6,7 @@ import type { Sequelize } from 'sequelize';
 import { ConnectorError } from '../../../core/analytics/connector';
 import { type AnalyticsSource, SYNC_FAILURE_TYPES } from '../../../core/analytics/sync';
 import { AppError } from '../../../core/errors';
-import { sealSecret } from '../../../core/secrets';
+import { type Keyring, sealSecret } from '../../../core/secrets';
 import {
   type AnalyticsConnectionRecord,
   deleteAnalyticsConnection,
@@ -21,10 +21,10 @@ import { startAnalyticsSync } from '../../../workflows/starts';
 
 export interface AnalyticsIntegrationDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   temporal: Client;
   taskQueuePrefix: string;
-  /** The SSRF-safe fetcher's options for the Matomo base URL (WEBHOOKS_ALLOW_PRIVATE_TARGETS allows local ones). */
+  /** The SSRF-safe fetcher's options for the Matomo base URL (ANALYTICS_ALLOW_PRIVATE_TARGETS allows local ones). */
   fetch: Partial<PublicFetchOptions>;
   /** How long POST /integrations/analytics/sync waits for the sync before answering 202 with the count so far. */
   syncWaitMs: number;
@@ -92,7 +92,7 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
         provider: input.provider,
         baseUrl: input.baseUrl,
         siteId: input.siteId,
-        tokenSealed: sealSecret(deps.masterKey, input.tokenAuth),
+        tokenSealed: sealSecret(deps.keyring, { workspaceId, column: 'analytics_connections.token' }, input.tokenAuth),
         currency: input.currency?.toUpperCase() ?? site.currency,
         goalNames: input.goalNames ?? {},
       });

@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../../core/errors';
-import { openSecret, sealSecret } from '../../../core/secrets';
+import { type Keyring, macKeys, openSecret, sealSecret } from '../../../core/secrets';
 import { webhookSecretTokens } from '../../../core/telegram-updates';
 import {
   deleteTelegramIntegration,
@@ -19,7 +19,7 @@ const ALLOWED_UPDATES = ['message', 'edited_message'] as const;
 
 export interface TelegramIntegrationServiceDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   publicBaseUrl: string;
   /** A Bot API client for a token (TELEGRAM_API_URL). */
   botApi: (token: string) => BotApi;
@@ -73,7 +73,7 @@ export function createTelegramIntegrationService(deps: TelegramIntegrationServic
       if (await telegramBotHeldElsewhere(db, workspaceId, botId)) throw conflict();
 
       const webhookUrl = telegramWebhookUrl(deps.publicBaseUrl, workspaceId);
-      const secretToken = webhookSecretTokens(deps.masterKey).generate(workspaceId);
+      const secretToken = webhookSecretTokens(macKeys(deps.keyring)).generate(workspaceId);
       try {
         await api.callApi('setWebhook', { url: webhookUrl, secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }, deadline(BOT_API_TIMEOUT_MS));
       } catch (error) {
@@ -85,9 +85,9 @@ export function createTelegramIntegrationService(deps: TelegramIntegrationServic
       const saved = await saveTelegramIntegration(db, workspaceId, {
         botId,
         botUsername: bot.username,
-        botTokenSealed: sealSecret(deps.masterKey, input.botToken),
+        botTokenSealed: sealSecret(deps.keyring, { workspaceId, column: 'telegram_integrations.bot_token' }, input.botToken),
         webhookUrl,
-        webhookSecretSealed: sealSecret(deps.masterKey, secretToken),
+        webhookSecretSealed: sealSecret(deps.keyring, { workspaceId, column: 'telegram_integrations.webhook_secret' }, secretToken),
       });
       if (saved === 'bot-taken') throw conflict();
       return saved;
@@ -101,7 +101,7 @@ export function createTelegramIntegrationService(deps: TelegramIntegrationServic
       const integration = await findTelegramIntegration(db, workspaceId);
       if (!integration) throw AppError.notFound('Telegram integration');
       try {
-        await deps.botApi(openSecret(deps.masterKey, integration.botTokenSealed)).callApi('deleteWebhook', {}, deadline(BOT_API_TIMEOUT_MS));
+        await deps.botApi(openSecret(deps.keyring, { workspaceId, column: 'telegram_integrations.bot_token' }, integration.botTokenSealed)).callApi('deleteWebhook', {}, deadline(BOT_API_TIMEOUT_MS));
       } catch (error) {
         const refusal = botApiRefusal(error);
         if (!refusal || !TOKEN_GONE.includes(refusal.code)) throw unreachable(error);

@@ -1,14 +1,14 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../../core/errors';
 import { parseE164 } from '../../../core/phone-numbers';
-import { sealSecret } from '../../../core/secrets';
+import { type Keyring, sealSecret } from '../../../core/secrets';
 import { deleteTwilioIntegration, findTwilioIntegration, saveTwilioIntegration } from '../../../db/repositories/twilio';
 import { createTwilioClient, twilioRefusal } from '../../../services/twilio-client';
 import type { SaveTwilioIntegrationInput } from './schemas';
 
 export interface TwilioIntegrationServiceDeps {
   db: Sequelize;
-  masterKey: Buffer;
+  keyring: Keyring;
   /** TWILIO_API_URL. */
   apiUrl: string;
 }
@@ -42,7 +42,7 @@ export function createTwilioIntegrationService(deps: TwilioIntegrationServiceDep
       await checkCredentials(input.accountSid, input.authToken);
       return saveTwilioIntegration(db, workspaceId, {
         accountSid: input.accountSid,
-        authTokenSealed: sealSecret(deps.masterKey, input.authToken),
+        authTokenSealed: sealSecret(deps.keyring, { workspaceId, column: 'twilio_integrations.auth_token' }, input.authToken),
         whatsappFrom,
       });
     },

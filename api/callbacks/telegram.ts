@@ -32,7 +32,7 @@ function legacySecretHolders(deps: TelegramCallbackDeps, secrets: WebhookSecretT
   return () => {
     if (!loaded || Date.now() - loaded.at > LEGACY_REFRESH_MS) {
       const holders = listTelegramWebhookSecrets(deps.db).then(
-        (rows) => new Set(rows.filter((row) => secrets.check(row.workspaceId, openSecret(deps.keyring, WEBHOOK_SECRET_PLACE(row.workspaceId), row.webhookSecretSealed)) !== 'signed').map((row) => row.workspaceId)),
+        (rows) => new Set(rows.filter((row) => isLegacySecret(deps, secrets, row)).map((row) => row.workspaceId)),
       );
       // A failed read is tried again by the next update rather than remembered.
       holders.catch(() => (loaded = null));
@@ -40,6 +40,19 @@ function legacySecretHolders(deps: TelegramCallbackDeps, secrets: WebhookSecretT
     }
     return loaded.holders;
   };
+}
+
+/**
+ * Whether a workspace's stored secret is version 1. One that opens under no key of the ring (sealed under a
+ * key since dropped, or moved from another row) cannot be checked either way: it is left out, so one bad row
+ * never fails the updates of every other workspace.
+ */
+function isLegacySecret(deps: TelegramCallbackDeps, secrets: WebhookSecretTokens, row: { workspaceId: string; webhookSecretSealed: string }): boolean {
+  try {
+    return secrets.check(row.workspaceId, openSecret(deps.keyring, WEBHOOK_SECRET_PLACE(row.workspaceId), row.webhookSecretSealed)) !== 'signed';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -22,6 +22,12 @@ export interface TemplateRendererOptions {
   /** Heap of each render thread; a render that outgrows it is stopped. */
   memoryMb: number;
   threads: number;
+  /**
+   * Renders that may wait for a thread; past it a render is refused at once (429 rate_limit_exceeded, try
+   * again in a second) rather than queued without end behind a flood of previews. Unset: unbounded, as the
+   * worker wants, whose activity slots already bound how many renders wait.
+   */
+  maxQueue?: number;
   /** Told about a thread that failed outside any render (the pool replaces it). */
   onThreadError?: (error: unknown) => void;
 }
@@ -45,6 +51,18 @@ function overBudget(limit: string): AppError {
   return new AppError('template_invalid', `The template exceeded its render budget (${limit})`, { field: null, line: null, column: null });
 }
 
+/** Piscina's refusal when its queue holds maxQueue tasks (it has no code of its own, only this message). */
+function isQueueFull(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Task queue is at limit';
+}
+
+function rendererBusy(maxQueue: number | undefined): AppError {
+  return new AppError('rate_limit_exceeded', `Every template render thread is busy and ${maxQueue} renders are waiting; try again shortly`, {
+    limit: maxQueue,
+    retryAfter: 1,
+  });
+}
+
 function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
@@ -62,6 +80,7 @@ function createPool(options: TemplateRendererOptions): Piscina<RenderTask, Rende
     maxThreads: options.threads,
     // A render is synchronous: a second task on the same thread would only wait behind it.
     concurrentTasksPerWorker: 1,
+    ...(options.maxQueue !== undefined && { maxQueue: options.maxQueue }),
     // Node sizes a thread's young generation from the machine (192 MB here), outside the old-generation
     // limit; a quarter of the budget for it keeps the whole heap near the budget.
     resourceLimits: { maxOldGenerationSizeMb: options.memoryMb - young, maxYoungGenerationSizeMb: young },
@@ -93,6 +112,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
       } catch (error) {
         if (budget.signal.aborted) throw overBudget(`${options.timeoutMs} ms`);
         if (isOutOfMemory(error)) throw overBudget(`${options.memoryMb} MB of memory`);
+        if (isQueueFull(error)) throw rendererBusy(options.maxQueue);
         throw error;
       } finally {
         clearTimeout(timer);

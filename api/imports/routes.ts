@@ -8,6 +8,7 @@ const NOT_FOUND = { description: 'No such import' };
 
 export function importRoutes(routes: RouteTable, imports: ImportService): void {
   routes.post('/imports', 'contacts:write', {
+    cost: 'heavy',
     summary: 'Import contacts from a CSV file (an uploaded attachment or a public https URL), in the background',
     body: CreateImportBody,
     responses: {

@@ -2,14 +2,20 @@ import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { createSequelize } from './sequelize';
 
 /**
+ * How long an audience query waits for a connection of its pool. Every statement there is cancelled after
+ * AUDIENCE_STATEMENT_TIMEOUT_MS, at most half of this (core/config.ts), so a request queued behind a busy
+ * pool gets its turn before it gives up.
+ */
+export const AUDIENCE_ACQUIRE_TIMEOUT_MS = 30_000;
+
+/**
  * The API's pool for audience queries, apart from the one reads and sends use: a workspace that floods
  * previews and estimates can take only these few connections, and each of its statements is cancelled
- * after `statementTimeoutMs` (kept well under the pool's acquire timeout, so a request waiting for one of
- * these connections gets it before it gives up). Workers, whose audience reads are paced by their own
- * slots, keep using their one pool.
+ * after `statementTimeoutMs`. Workers, whose audience reads are paced by their own activity slots, keep
+ * using their one pool.
  */
 export function createAudiencePool(databaseUrl: string, options: { size: number; statementTimeoutMs: number }): Sequelize {
-  return createSequelize(databaseUrl, { poolMax: options.size, statementTimeoutMs: options.statementTimeoutMs });
+  return createSequelize(databaseUrl, { poolMax: options.size, statementTimeoutMs: options.statementTimeoutMs, acquireTimeoutMs: AUDIENCE_ACQUIRE_TIMEOUT_MS });
 }
 
 /**

@@ -11,6 +11,8 @@ export interface SequelizeOptions {
   statementTimeoutMs?: number;
   /** Connections in the pool (20 unless set: the audience pool is smaller, db/audience-session.ts). */
   poolMax?: number;
+  /** How long a query waits for a free connection (POOL_ACQUIRE_TIMEOUT_MS unless set). */
+  acquireTimeoutMs?: number;
 }
 
 /** How long a query waits for a free connection of a pool before it fails (a 503 in the API). */
@@ -21,7 +23,7 @@ export function createSequelize(databaseUrl: string, options: SequelizeOptions =
   return new Sequelize(databaseUrl, {
     dialect: 'postgres',
     logging: options.log ?? false,
-    pool: { max: options.poolMax ?? 20, min: 0, idle: 10_000, acquire: POOL_ACQUIRE_TIMEOUT_MS },
+    pool: { max: options.poolMax ?? 20, min: 0, idle: 10_000, acquire: options.acquireTimeoutMs ?? POOL_ACQUIRE_TIMEOUT_MS },
     define: { underscored: true, timestamps: false },
     ...(options.statementTimeoutMs && { dialectOptions: { statement_timeout: options.statementTimeoutMs } }),
   });

@@ -22,6 +22,8 @@ export TEMPORAL_ADDRESS="${CONTRACT_TEMPORAL_ADDRESS:-127.0.0.1:7244}" TASK_QUEU
 # The per-key rate limit (10/s by default) would answer most generated cases 429 and hide what the route
 # itself answers; its own behaviour is covered by test/integration.
 export RATE_LIMIT_PER_SECOND=100000
+# The same for the workspace budget and its slots of heavy work (docs/security.md, noisy neighbours).
+export WORKSPACE_RATE_LIMIT_PER_SECOND=100000000 WORKSPACE_HEAVY_CONCURRENCY=1000
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
 
 # The API starts workflows for every accepted send, so it needs a Temporal server to answer 202; attachments

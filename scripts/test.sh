@@ -14,6 +14,9 @@ export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-56379}/1}"
 export TEMPORAL_ADDRESS="${TEST_TEMPORAL_ADDRESS:-127.0.0.1:7244}"
 # The AWS stand-in (moto, scripts/lib/test-stack.sh) for S3, SES and SNS; each test uses its own bucket or identities.
 export S3_BUCKET=messaging-test
+# The workspace budgets (docs/security.md, noisy neighbours) would refuse the suite's back-to-back previews and
+# parallel exports; test/integration/workspace-budgets.test.ts and noisy-neighbour.test.ts set their own.
+export WORKSPACE_RATE_LIMIT_PER_SECOND="${WORKSPACE_RATE_LIMIT_PER_SECOND:-1000000}" WORKSPACE_HEAVY_CONCURRENCY="${WORKSPACE_HEAVY_CONCURRENCY:-1000}"
 
 start_temporal_if_absent temporal-test
 start_moto_if_absent moto-test

@@ -74,7 +74,7 @@ export interface RouteTableDeps {
   parseBody: Record<BodyLimit, RequestHandler>;
   /** Collects each path's methods for the 405 answer of the methods a path lacks. */
   allowed: AllowedMethods;
-  /** The workspace's budget: its rate limit by cost, after the edge, and its slots of heavy work, just before the handler. */
+  /** The workspace's budget: its rate limit by cost, after the scope check, and its slots of heavy work, just before the handler. */
   budget: { spend: (cost: RouteCost) => RequestHandler; heavySlot: RequestHandler };
 }
 
@@ -138,7 +138,8 @@ export class RouteTable {
     const parse = def.body ? [this.deps.parseBody[def.bodyLimit ?? 'default']] : [];
     const cost = def.cost ?? 'standard';
     const slot = holdsHeavySlot(cost) ? [this.deps.budget.heavySlot] : [];
-    this.deps.router[method](path, ...this.deps.edge, this.deps.budget.spend(cost), requireAccess(access), ...parse, ...slot, handler);
+    // The budget after the scope check: a key refused 403 spends only its own per-key request, not its workspace's points.
+    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), this.deps.budget.spend(cost), ...parse, ...slot, handler);
     this.deps.allowed.record(path, method);
     this.document(method, path, access, def);
   }

@@ -12,8 +12,8 @@ describe('noisy neighbours: one workspace floods previews and estimates', () => 
   let victim: TestWorkspace & { domain: string };
 
   beforeAll(async () => {
-    // The defaults, as a deployment has them: 10 requests/s per key, the workspace budget, 2 heavy slots.
-    api = await startApi();
+    // The defaults, as a deployment has them (the test run lifts the workspace budget for other files).
+    api = await startApi({ RATE_LIMIT_PER_SECOND: '10', WORKSPACE_RATE_LIMIT_PER_SECOND: '100', RATE_COST_HEAVY: '20', WORKSPACE_HEAVY_CONCURRENCY: '2' });
     flooder = await createFlooder(api.db, api.config.MASTER_KEY, api.as, { contacts: 20_000, keys: 8, conditions: 40 });
     const workspace = await createWorkspace(api.db, { plan: 'pro', name: 'Victim' });
     await seedContacts(api.db, workspace.workspaceId, 200);

@@ -37,14 +37,14 @@ export const configSchema = z.object({
   HEAVY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
   /**
    * Audience queries (segment previews, campaign estimates, segment-filtered lists and exports) run on a pool
-   * of their own of AUDIENCE_POOL_SIZE connections, so they never take the connections reads and sends need;
-   * each statement is cancelled after AUDIENCE_STATEMENT_TIMEOUT_MS, at most half the 30 s a query waits for
-   * one of those connections (db/audience-session.ts), so a queued request gets its turn before giving up.
-   * A preview or estimate holds two of them at once, so the default 6 leaves two for the others when one
-   * workspace runs its WORKSPACE_HEAVY_CONCURRENCY (2) heavy requests.
+   * of their own of AUDIENCE_POOL_SIZE connections, so they never take the connections reads and sends need,
+   * and at most that many full scans take the database's cores at once per API process (size it to the cores
+   * you give them; the rest wait their turn). Each statement is cancelled after AUDIENCE_STATEMENT_TIMEOUT_MS,
+   * at most half the 30 s a query waits for one of those connections (db/audience-session.ts), so a queued
+   * request gets its turn before it gives up.
    */
-  AUDIENCE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(6),
-  AUDIENCE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(10_000),
+  AUDIENCE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(2),
+  AUDIENCE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
   /** Active API keys one workspace may hold; POST /api-keys past it answers 402 quota_exceeded (resource api_keys). */
   MAX_API_KEYS_PER_WORKSPACE: z.coerce.number().int().min(1).default(20),
   /** Largest request body of every route but those that carry inline base64 files. */

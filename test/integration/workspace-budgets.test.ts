@@ -76,6 +76,22 @@ describe('slots of heavy work per workspace', () => {
   });
 });
 
+describe('slots of heavy work while Redis is unreachable', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    // Nothing listens on port 1: every Redis command fails at once.
+    api = await startApi({ REDIS_URL: 'redis://127.0.0.1:1/0', WORKSPACE_HEAVY_CONCURRENCY: '1' });
+  });
+  afterAll(() => api.close());
+
+  it('heavy requests are still answered promptly, their slots counted per process and given back', async () => {
+    const { apiKey } = await createWorkspace(api.db);
+    const started = Date.now();
+    for (let i = 0; i < 3; i += 1) expect((await api.as(apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe('the cap on API keys per workspace', () => {
   let api: ApiHarness;
   beforeAll(async () => {

@@ -269,7 +269,15 @@ export function createApp(deps: AppDeps): Express {
   };
   importRoutes(
     table('Imports'),
-    createImportService({ db, blobs, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger, fetch: deps.attachmentFetch }),
+    createImportService({
+      db,
+      blobs,
+      temporal: temporalClient,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      logger: deps.logger,
+      fetch: deps.attachmentFetch,
+      runningPerWorkspace: config.WORKSPACE_RUNNING_IMPORTS,
+    }),
   );
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));

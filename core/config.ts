@@ -35,6 +35,8 @@ export const configSchema = z.object({
   RATE_COST_HEAVY: z.coerce.number().int().positive().default(20),
   WORKSPACE_HEAVY_CONCURRENCY: z.coerce.number().int().positive().default(2),
   HEAVY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /** Imports one workspace may have running at once; POST /imports past it answers 429 (Retry-After 30). */
+  WORKSPACE_RUNNING_IMPORTS: z.coerce.number().int().positive().default(2),
   /**
    * Audience queries (segment previews, campaign estimates, segment-filtered lists and exports) run on a pool
    * of their own of AUDIENCE_POOL_SIZE connections, so they never take the connections reads and sends need,

@@ -124,6 +124,36 @@ describe('the cap on API keys per workspace', () => {
   });
 });
 
+describe('imports running per workspace', () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    // No worker here: a started import stays queued, so it counts as running until it is canceled.
+    api = await startApi({ WORKSPACE_RUNNING_IMPORTS: '1', RATE_LIMIT_PER_SECOND: '1000' });
+  });
+  afterAll(() => api.close());
+
+  it('past WORKSPACE_RUNNING_IMPORTS a new import answers 429 with Retry-After; a canceled one frees its place, and other workspaces are not counted', async () => {
+    const workspace = async () => {
+      const { apiKey } = await createWorkspace(api.db, { plan: 'pro' });
+      const call = api.as(apiKey);
+      const upload = await call('POST', '/attachments', { filename: 'contacts.csv', content: Buffer.from('email\na@example.com\n').toString('base64') });
+      expect(upload.status).toBe(201);
+      const body = { provider: 'csv', attachmentId: (upload.body as { attachment: { id: string } }).attachment.id, mapping: { email: 'email' } };
+      return { call, body };
+    };
+    const { call, body } = await workspace();
+    const first = await call('POST', '/imports', body);
+    expect(first.status).toBe(202);
+    const refused = await call('POST', '/imports', body);
+    expect(refused).toMatchObject({ status: 429, body: { error: 'rate_limit_exceeded', limit: 1, retryAfter: 30 } });
+    expect(refused.headers.get('retry-after')).toBe('30');
+    const other = await workspace();
+    expect((await other.call('POST', '/imports', other.body)).status).toBe(202);
+    expect((await call('POST', `/imports/${(first.body as { id: string }).id}/cancel`)).status).toBe(200);
+    expect((await call('POST', '/imports', body)).status).toBe(202);
+  });
+});
+
 describe('the template renderer queue is bounded', () => {
   let api: ApiHarness;
   beforeAll(async () => {

@@ -83,7 +83,8 @@ import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
 import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
-import { rateLimitPerKey } from './http/rate-limit';
+import { heavySlots } from './http/heavy-slots';
+import { rateLimitPerKey, rateLimitPerWorkspace } from './http/rate-limit';
 import { RouteTable } from './http/route';
 import { listRoutes } from './lists/routes';
 import { createListService } from './lists/service';
@@ -105,6 +106,8 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   db: Sequelize;
+  /** The small pool of audience queries (db/audience-session.ts); whoever creates the app closes it. */
+  audienceDb: Sequelize;
   redis: Redis;
   temporal: Connection;
   keyCache: KeyCache;
@@ -131,7 +134,7 @@ export interface AppDeps {
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export function createApp(deps: AppDeps): Express {
-  const { config, db, redis } = deps;
+  const { config, db, redis, audienceDb } = deps;
   // Parsed once: the integrations, their callbacks and the campaign tokens all seal or sign with it.
   const keyring = configKeyring(config);
   const app = express();
@@ -191,17 +194,21 @@ export function createApp(deps: AppDeps): Express {
     large: express.json({ limit: config.MAX_SEND_BODY_BYTES, strict: false }),
   };
   const allowed = new AllowedMethods();
-  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody, allowed }, tag);
+  const budget = {
+    spend: rateLimitPerWorkspace(redis, config.WORKSPACE_RATE_LIMIT_PER_SECOND, { search: config.RATE_COST_SEARCH, heavy: config.RATE_COST_HEAVY }),
+    heavySlot: heavySlots(redis, { perWorkspace: config.WORKSPACE_HEAVY_CONCURRENCY, leaseMs: config.HEAVY_LEASE_MS, logger: deps.logger }),
+  };
+  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody, allowed, budget }, tag);
 
-  const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
+  const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash), maxKeys: config.MAX_API_KEYS_PER_WORKSPACE });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db);
   const linkTokens = telegramLinkTokens(macKeys(keyring));
-  contactRoutes(table('Contacts'), createContactService(db), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
+  contactRoutes(table('Contacts'), createContactService(db, audienceDb), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));
   listRoutes(table('Lists'), createListService(db));
   customFieldRoutes(table('Custom fields'), createCustomFieldService(db));
-  segmentRoutes(table('Segments'), createSegmentService(db));
+  segmentRoutes(table('Segments'), createSegmentService(db, audienceDb));
   automationSettingsRoutes(table('Automations'), createAutomationSettingsService(db));
   suppressionRoutes(table('Suppressions'), createSuppressionService(db));
   domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: deps.temporal, logger: deps.logger }));
@@ -261,6 +268,7 @@ export function createApp(deps: AppDeps): Express {
   const temporalClient = new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE });
   const campaignDeps: CampaignServiceDeps = {
     db,
+    audienceDb,
     temporal: temporalClient,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     tokens: confirmationTokens(macKeys(keyring)),
@@ -270,14 +278,22 @@ export function createApp(deps: AppDeps): Express {
   };
   importRoutes(
     table('Imports'),
-    createImportService({ db, blobs, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger, fetch: urlFetch }),
+    createImportService({
+      db,
+      blobs,
+      temporal: temporalClient,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      logger: deps.logger,
+      fetch: urlFetch,
+      runningPerWorkspace: config.WORKSPACE_RUNNING_IMPORTS,
+    }),
   );
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
   automationRoutes(table('Automations'), {
     automations: createAutomationService({ db, verifiedDomain: checks.verifiedDomain }),
     enrollments: createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
-    simulation: createAutomationSimulation({ db, templateRenderer: deps.templateRenderer }),
+    simulation: createAutomationSimulation({ db, audienceDb, templateRenderer: deps.templateRenderer }),
     links: createAutomationLinks(db),
     stats: createAutomationStats(db),
   });

@@ -5,6 +5,7 @@ import { findKeyOwnerByHash } from '../db/repositories/api-keys';
 import { onKeyRevocation } from '../db/key-revocations';
 import { migrate } from '../db/migrate';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../db/redis';
+import { createAudiencePool } from '../db/audience-session';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { createApp } from './app';
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     }
   }
   const db = createSequelize(config.DATABASE_URL, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS });
+  const audienceDb = createAudiencePool(config.DATABASE_URL, { size: config.AUDIENCE_POOL_SIZE, statementTimeoutMs: config.AUDIENCE_STATEMENT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL);
   // While Redis is away, requests degrade (see createRedis); the reconnect errors are worth a warning each.
   redis.on('error', (err: Error) => logger.warn({ err }, 'Redis connection error'));
@@ -41,9 +43,10 @@ async function main(): Promise<void> {
     logger.warn({ err }, 'key revocation channel unavailable; cached keys expire by TTL');
   });
 
-  const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
+  // Previews only, here: their queue is bounded, so a flood of them is refused instead of waiting without end.
+  const templateRenderer = createTemplateRenderer({ ...templateRendererOptions(config, logger), maxQueue: config.TEMPLATE_RENDER_MAX_QUEUE });
   const tracking = createTracking({ config, db, logger, redis });
-  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking });
+  const app = createApp({ config, logger, db, audienceDb, redis, temporal, keyCache, templateRenderer, tracking });
   const server = app.listen(config.PORT, () => {
     logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');
   });
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       // Hits buffered up to the last request are written before the database goes.
       await tracking.close();
-      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
+      await Promise.allSettled([db.close(), audienceDb.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
       logger.info('api stopped');
       process.exit(0);
     });

@@ -32,6 +32,32 @@ export const configSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().default(''),
   /** Requests per second per API key (the spec's limit is 10; raise it only for benchmarks). */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  /**
+   * Noisy neighbours (docs/security.md): besides the per-key limit, a workspace's keys together spend at most
+   * WORKSPACE_RATE_LIMIT_PER_SECOND points a second, where a route costs 1 point, a search RATE_COST_SEARCH and
+   * heavy work (audience queries, exports, imports, syncs, renders) RATE_COST_HEAVY (api/http/route.ts). Heavy
+   * work also holds one of the workspace's WORKSPACE_HEAVY_CONCURRENCY slots while it runs; a slot is a
+   * Redis lease of HEAVY_LEASE_MS, renewed while held, so a crashed process's slots free themselves.
+   */
+  WORKSPACE_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(100),
+  RATE_COST_SEARCH: z.coerce.number().int().positive().default(5),
+  RATE_COST_HEAVY: z.coerce.number().int().positive().default(20),
+  WORKSPACE_HEAVY_CONCURRENCY: z.coerce.number().int().positive().default(2),
+  HEAVY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /** Imports one workspace may have running at once; POST /imports past it answers 429 (Retry-After 30). */
+  WORKSPACE_RUNNING_IMPORTS: z.coerce.number().int().positive().default(2),
+  /**
+   * Audience queries (segment previews, campaign estimates, segment-filtered lists and exports) run on a pool
+   * of their own of AUDIENCE_POOL_SIZE connections, so they never take the connections reads and sends need,
+   * and at most that many full scans take the database's cores at once per API process (size it to the cores
+   * you give them; the rest wait their turn). Each statement is cancelled after AUDIENCE_STATEMENT_TIMEOUT_MS,
+   * at most half the 30 s a query waits for one of those connections (db/audience-session.ts), so a queued
+   * request gets its turn before it gives up.
+   */
+  AUDIENCE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(2),
+  AUDIENCE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
+  /** Active API keys one workspace may hold; POST /api-keys past it answers 402 quota_exceeded (resource api_keys). */
+  MAX_API_KEYS_PER_WORKSPACE: z.coerce.number().int().min(1).default(20),
   /** Largest request body of every route but those that carry inline base64 files. */
   MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   /**
@@ -94,6 +120,8 @@ export const configSchema = z.object({
   TEMPLATE_RENDER_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
   TEMPLATE_RENDER_MEMORY_MB: z.coerce.number().int().min(16).default(64),
   TEMPLATE_RENDER_THREADS: z.coerce.number().int().positive().default(2),
+  /** Renders waiting for a thread, per process; past it a preview answers 429 with Retry-After instead of queueing without end. */
+  TEMPLATE_RENDER_MAX_QUEUE: z.coerce.number().int().min(1).default(32),
   /**
    * Operators' bearer token for /metrics and the per-dependency detail of /readyz. Unset: /metrics is
    * open in development and test, not served in production.
@@ -250,6 +278,10 @@ export const configSchema = z.object({
   path: ['INBOUND_TLS_CERT_PATH'],
   message: 'INBOUND_TLS_CERT_PATH and INBOUND_TLS_KEY_PATH go together: set both (STARTTLS) or neither',
   when: (payload) => !payload.issues.some((issue) => ['INBOUND_TLS_CERT_PATH', 'INBOUND_TLS_KEY_PATH'].includes(String(issue.path?.[0]))),
+}).refine((config) => Math.max(config.RATE_COST_SEARCH, config.RATE_COST_HEAVY) <= config.WORKSPACE_RATE_LIMIT_PER_SECOND, {
+  path: ['WORKSPACE_RATE_LIMIT_PER_SECOND'],
+  message: 'must be at least RATE_COST_SEARCH and RATE_COST_HEAVY, or those routes could never be called',
+  when: (payload) => !payload.issues.some((issue) => ['WORKSPACE_RATE_LIMIT_PER_SECOND', 'RATE_COST_SEARCH', 'RATE_COST_HEAVY'].includes(String(issue.path?.[0]))),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'MIGRATE_ON_START' | 'MASTER_KEY'> & {

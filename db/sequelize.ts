@@ -9,14 +9,21 @@ export interface SequelizeOptions {
    * whose long statements are expected, do not.
    */
   statementTimeoutMs?: number;
+  /** Connections in the pool (20 unless set: the audience pool is smaller, db/audience-session.ts). */
+  poolMax?: number;
+  /** How long a query waits for a free connection (POOL_ACQUIRE_TIMEOUT_MS unless set). */
+  acquireTimeoutMs?: number;
 }
+
+/** How long a query waits for a free connection of a pool before it fails (a 503 in the API). */
+export const POOL_ACQUIRE_TIMEOUT_MS = 10_000;
 
 /** One pool per process. Queries are logged only at debug level: the request log already times them. */
 export function createSequelize(databaseUrl: string, options: SequelizeOptions = {}): Sequelize {
   return new Sequelize(databaseUrl, {
     dialect: 'postgres',
     logging: options.log ?? false,
-    pool: { max: 20, min: 0, idle: 10_000, acquire: 10_000 },
+    pool: { max: options.poolMax ?? 20, min: 0, idle: 10_000, acquire: options.acquireTimeoutMs ?? POOL_ACQUIRE_TIMEOUT_MS },
     define: { underscored: true, timestamps: false },
     ...(options.statementTimeoutMs && { dialectOptions: { statement_timeout: options.statementTimeoutMs } }),
   });

@@ -27,6 +27,8 @@ export RATE_LIMIT_PER_SECOND=100000
 # covered by test/integration/public-edge.test.ts.
 export TRACKING_PER_IP_PER_MINUTE=1000000 UNSUBSCRIBE_PER_IP_PER_MINUTE=1000000 CALLBACKS_PER_IP_PER_MINUTE=1000000
 export DOCS_PER_IP_PER_MINUTE=1000000 UNKNOWN_KEYS_PER_IP_PER_MINUTE=1000000
+# The same for the workspace budget and its slots of heavy work (docs/security.md, noisy neighbours).
+export WORKSPACE_RATE_LIMIT_PER_SECOND=100000000 WORKSPACE_HEAVY_CONCURRENCY=1000
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
 
 # The API starts workflows for every accepted send, so it needs a Temporal server to answer 202; attachments

@@ -19,6 +19,9 @@ export S3_BUCKET=messaging-test
 # their own (test/integration/public-edge.test.ts).
 export TRACKING_PER_IP_PER_MINUTE=1000000 UNSUBSCRIBE_PER_IP_PER_MINUTE=1000000 CALLBACKS_PER_IP_PER_MINUTE=1000000
 export DOCS_PER_IP_PER_MINUTE=1000000 UNKNOWN_KEYS_PER_IP_PER_MINUTE=1000000
+# The workspace budgets (docs/security.md, noisy neighbours) would refuse the suite's back-to-back previews and
+# parallel exports; test/integration/workspace-budgets.test.ts and noisy-neighbour.test.ts set their own.
+export WORKSPACE_RATE_LIMIT_PER_SECOND="${WORKSPACE_RATE_LIMIT_PER_SECOND:-1000000}" WORKSPACE_HEAVY_CONCURRENCY="${WORKSPACE_HEAVY_CONCURRENCY:-1000}"
 
 start_temporal_if_absent temporal-test
 start_moto_if_absent moto-test

@@ -22,6 +22,12 @@ export interface TemplateRendererOptions {
   /** Heap of each render thread; a render that outgrows it is stopped. */
   memoryMb: number;
   threads: number;
+  /**
+   * Renders that may wait for a thread; past it a render is refused at once (429 rate_limit_exceeded, try
+   * again in a second) rather than queued without end behind a flood of previews. Unset: unbounded, as the
+   * worker wants, whose activity slots already bound how many renders wait.
+   */
+  maxQueue?: number;
   /** Told about a thread that failed outside any render (the pool replaces it). */
   onThreadError?: (error: unknown) => void;
 }
@@ -43,6 +49,13 @@ export function templateRendererOptions(config: Config, logger?: Pick<Logger, 'e
 
 function overBudget(limit: string): AppError {
   return new AppError('template_invalid', `The template exceeded its render budget (${limit})`, { field: null, line: null, column: null });
+}
+
+function rendererBusy(maxQueue: number | undefined): AppError {
+  return new AppError('rate_limit_exceeded', `Every template render thread is busy and ${maxQueue} renders are waiting; try again shortly`, {
+    limit: maxQueue,
+    retryAfter: 1,
+  });
 }
 
 function isOutOfMemory(error: unknown): boolean {
@@ -75,35 +88,49 @@ function createPool(options: TemplateRendererOptions): Piscina<RenderTask, Rende
 
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
   let pool: Piscina<RenderTask, RenderOutcome> | null = null;
+  // Counted here, not by piscina's maxQueue: piscina keeps a task that carries an abort signal (every render
+  // does, for its budget) in a queue of its own that maxQueue does not count.
+  let inFlight = 0;
+  const mostInFlight = options.maxQueue === undefined ? Infinity : options.threads + options.maxQueue;
 
   return {
     async render(version, variables, renderOptions = {}) {
-      // Started on first use, so a process (or test) that never renders spawns no thread.
-      pool ??= createPool(options);
-      const started = new MessageChannel();
-      const budget = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      started.port1.once('message', () => {
-        timer = setTimeout(() => budget.abort(), options.timeoutMs);
-      });
-      let outcome: RenderOutcome;
+      if (inFlight >= mostInFlight) throw rendererBusy(options.maxQueue);
+      inFlight += 1;
       try {
-        const task: RenderTask = { version: contentOf(version), variables, options: renderOptions, started: started.port2 };
-        outcome = await pool.run(task, { transferList: [started.port2], signal: budget.signal });
-      } catch (error) {
-        if (budget.signal.aborted) throw overBudget(`${options.timeoutMs} ms`);
-        if (isOutOfMemory(error)) throw overBudget(`${options.memoryMb} MB of memory`);
-        throw error;
+        return await renderOnThread(version, variables, renderOptions);
       } finally {
-        clearTimeout(timer);
-        started.port1.close();
+        inFlight -= 1;
       }
-      if ('error' in outcome) throw new AppError(outcome.error.code, outcome.error.message, outcome.error.details);
-      return outcome.rendered;
     },
 
     async close() {
       await pool?.close();
     },
   };
+
+  async function renderOnThread(version: TemplateVersionContent, variables: Record<string, unknown>, renderOptions: RenderOptions): Promise<RenderedTemplate> {
+    // Started on first use, so a process (or test) that never renders spawns no thread.
+    pool ??= createPool(options);
+    const started = new MessageChannel();
+    const budget = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    started.port1.once('message', () => {
+      timer = setTimeout(() => budget.abort(), options.timeoutMs);
+    });
+    let outcome: RenderOutcome;
+    try {
+      const task: RenderTask = { version: contentOf(version), variables, options: renderOptions, started: started.port2 };
+      outcome = await pool.run(task, { transferList: [started.port2], signal: budget.signal });
+    } catch (error) {
+      if (budget.signal.aborted) throw overBudget(`${options.timeoutMs} ms`);
+      if (isOutOfMemory(error)) throw overBudget(`${options.memoryMb} MB of memory`);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      started.port1.close();
+    }
+    if ('error' in outcome) throw new AppError(outcome.error.code, outcome.error.message, outcome.error.details);
+    return outcome.rendered;
+  }
 }

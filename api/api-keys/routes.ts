@@ -5,6 +5,7 @@ import {
   ApiKeyDeletedSchema,
   ApiKeyListSchema,
   ApiKeyParams,
+  ApiKeyQuotaExceededSchema,
   CreateApiKeyBody,
 } from './schemas';
 import type { ApiKeyService } from './service';
@@ -20,9 +21,12 @@ export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
   routes.post('/api-keys', 'keys:write', {
     summary: 'Create an API key (the key is shown once)',
     body: CreateApiKeyBody,
-    responses: { 201: { description: 'Created', schema: ApiKeyCreatedSchema } },
+    responses: {
+      201: { description: 'Created', schema: ApiKeyCreatedSchema },
+      402: { description: 'quota_exceeded (resource `api_keys`): the workspace already holds MAX_API_KEYS_PER_WORKSPACE active keys', schema: ApiKeyQuotaExceededSchema },
+    },
     handle: async ({ principal, body }) => {
-      const issued = await keys.create(principal.workspaceId, principal.scopes, body);
+      const issued = await keys.create(principal, body);
       return created(apiKeyCreatedView(issued.record, issued.secret));
     },
   });

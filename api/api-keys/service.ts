@@ -4,34 +4,60 @@ import { generateApiKey } from '../../core/api-keys';
 import { AppError } from '../../core/errors';
 import { canDelegate, FULL_ACCESS, type Grant } from '../../core/scopes';
 import { publishKeyRevocation } from '../../db/key-revocations';
-import { type ApiKeyRecord, findActiveApiKey, insertApiKey, listApiKeys, revokeApiKey } from '../../db/repositories/api-keys';
+import type { PlanName } from '../../core/plans';
+import { type ApiKeyRecord, findActiveApiKey, insertApiKey, insertApiKeyWithin, listApiKeys, type NewApiKey, revokeApiKey } from '../../db/repositories/api-keys';
 
 export interface IssuedKey {
   record: ApiKeyRecord;
   secret: string;
 }
 
-/** Creates a key; the secret exists only in the return value. Used by the API and the admin CLI. */
+/** The cap on a workspace's active keys, and the plan its refusal names. */
+export interface KeyCap {
+  max: number;
+  plan: PlanName;
+}
+
+/**
+ * Creates a key; the secret exists only in the return value. Used by the API, with the workspace's cap (each
+ * key brings its own rate limit, so keys made without end would multiply a workspace's share of the API),
+ * and by the admin CLI, without: operators may go past it deliberately.
+ */
 export async function issueApiKey(
   db: Sequelize,
   workspaceId: string,
   input: { name?: string | null; scopes?: readonly Grant[] },
+  cap?: KeyCap,
 ): Promise<IssuedKey> {
   const generated = generateApiKey();
   const scopes: Grant[] = [...new Set<Grant>(input.scopes ?? [FULL_ACCESS])];
-  const record = await insertApiKey(db, workspaceId, {
+  const key: NewApiKey = {
     name: input.name ?? null,
     hash: generated.hash,
     displayPrefix: generated.displayPrefix,
     scopes: scopes.includes(FULL_ACCESS) ? [FULL_ACCESS] : scopes,
-  });
-  return { record, secret: generated.key };
+  };
+  if (!cap) return { record: await insertApiKey(db, workspaceId, key), secret: generated.key };
+  const outcome = await insertApiKeyWithin(db, workspaceId, key, cap.max);
+  if ('refused' in outcome) {
+    const { used } = outcome.refused;
+    throw new AppError('quota_exceeded', `This workspace already has ${used} active API keys, the most it may hold; revoke one first`, {
+      resource: 'api_keys',
+      limit: cap.max,
+      used,
+      remaining: 0,
+      plan: cap.plan,
+    });
+  }
+  return { record: outcome.record, secret: generated.key };
 }
 
 export interface ApiKeyServiceDeps {
   db: Sequelize;
   redis: Redis;
   evictLocally: (keyHash: string) => void;
+  /** Active keys a workspace may hold (MAX_API_KEYS_PER_WORKSPACE). */
+  maxKeys: number;
 }
 
 /**
@@ -43,19 +69,20 @@ const within = (heldScopes: readonly Grant[], key: ApiKeyRecord) => canDelegate(
 
 const SELF_REVOCATION = 'A key cannot revoke itself: revoke it with another key that holds its scopes, or with `npm run admin -- key:revoke --id KEY_ID`';
 
-export function createApiKeyService({ db, redis, evictLocally }: ApiKeyServiceDeps) {
+export function createApiKeyService({ db, redis, evictLocally, maxKeys }: ApiKeyServiceDeps) {
   return {
     list: async (workspaceId: string, heldScopes: readonly Grant[]) =>
       (await listApiKeys(db, workspaceId)).filter((key) => within(heldScopes, key)),
 
-    async create(workspaceId: string, heldScopes: readonly Grant[], input: { name?: string; scopes?: Grant[] }) {
+    async create(caller: { workspaceId: string; scopes: readonly Grant[]; plan: PlanName }, input: { name?: string; scopes?: Grant[] }) {
+      const { workspaceId, scopes: heldScopes } = caller;
       const requested = input.scopes ?? [FULL_ACCESS];
       if (!canDelegate(heldScopes, requested)) {
         throw new AppError('forbidden', 'A key can only create keys with scopes it holds', {
           need: requested.filter((scope) => !canDelegate(heldScopes, [scope])).join('|'),
         });
       }
-      return issueApiKey(db, workspaceId, { name: input.name, scopes: requested });
+      return issueApiKey(db, workspaceId, { name: input.name, scopes: requested }, { max: maxKeys, plan: caller.plan });
     },
 
     async revoke(caller: { workspaceId: string; keyId: string; scopes: readonly Grant[] }, keyId: string): Promise<void> {

@@ -136,6 +136,7 @@ export function automationRoutes(routes: RouteTable, { automations, enrollments,
   });
 
   routes.post('/automations/:id/simulate', 'automations:write', {
+    cost: 'heavy',
     summary: 'Run the journey for one contact (or a synthetic one) under a fake clock: the path, the rendered messages and the outcome, nothing sent',
     params: AutomationParams,
     body: SimulateBody,

@@ -25,6 +25,8 @@ import type { SimulateInput, SimulationResult } from './simulation-schemas';
 
 export interface AutomationSimulationDeps {
   db: Sequelize;
+  /** The pool of audience queries (db/audience-session.ts), where branch rules are evaluated; `db` unless given. */
+  audienceDb?: Sequelize;
   templateRenderer: TemplateRenderer;
   /** The moment "now" (default startAt, and what branch rules of a stored contact are evaluated at). */
   now?: () => Date;
@@ -110,7 +112,7 @@ export function createAutomationSimulation(deps: AutomationSimulationDeps) {
     const results = new Map<string, boolean>();
     if (branches.length === 0) return results;
     const context = { fields: fieldsByKey(await listCustomFields(db, workspaceId)), now: now() };
-    for (const node of branches) results.set(node.id, await contactMatchesRules(db, workspaceId, contactId, node.condition, context));
+    for (const node of branches) results.set(node.id, await contactMatchesRules(deps.audienceDb ?? db, workspaceId, contactId, node.condition, context));
     return results;
   }
 

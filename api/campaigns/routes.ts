@@ -77,6 +77,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
   });
 
   routes.post('/campaigns/:id/estimate', 'campaigns:write', {
+    cost: 'heavy',
     summary: 'Who the campaign reaches now, with the confirmation token an immediate send needs',
     params: CampaignParams,
     responses: { 200: { description: 'The estimate', schema: CampaignEstimateSchema }, 404: NOT_FOUND, 422: { description: 'No list or segment' } },
@@ -84,6 +85,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
   });
 
   routes.post('/campaigns/:id/send', 'campaigns:write', {
+    cost: 'heavy',
     summary: 'Send now, or schedule; now or within 5 minutes needs the estimate\'s confirmationToken',
     params: CampaignParams,
     body: SendCampaignBody,

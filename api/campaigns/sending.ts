@@ -98,7 +98,7 @@ export function createCampaignSending(deps: CampaignServiceDeps, campaigns: Camp
       const audience = await resolveAudience(db, workspaceId, campaign, now);
       if ('missing' in audience) throw missingAudience(audience.missing);
       // The holdout is never sent to, so it needs no quota.
-      const { recipients } = await estimateAudience(db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
+      const { recipients } = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
       const plan = PLANS[principal.plan];
       const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
       if (!quotaAllows(plan, used, recipients)) {

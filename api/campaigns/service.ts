@@ -26,6 +26,8 @@ import type { CreateCampaignInput, UpdateCampaignInput } from './schemas';
 
 export interface CampaignServiceDeps {
   db: Sequelize;
+  /** The pool of audience queries (db/audience-session.ts), where estimates run; `db` unless given. */
+  audienceDb?: Sequelize;
   temporal: Client;
   taskQueuePrefix: string;
   tokens: ConfirmationTokens;
@@ -160,7 +162,7 @@ export function createCampaignService(deps: CampaignServiceDeps) {
       const campaign = await get(workspaceId, campaignId);
       const audience = await resolveAudience(db, workspaceId, campaign, now);
       if ('missing' in audience) throw missingAudience(audience.missing);
-      const estimate = await estimateAudience(db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
+      const estimate = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
       return {
         estimate: {
           listMembers: estimate.members,

@@ -94,6 +94,7 @@ export function commerceRoutes(routes: RouteTable, commerce: CommerceService, re
   });
 
   routes.get('/commerce/revenue', 'utm:read', {
+    cost: 'search',
     summary: 'Revenue of the workspace\'s attributed orders placed in [from, until) (default: the last 30 days)',
     query: WorkspaceRevenueQuery,
     responses: { 200: { description: 'The report', schema: RevenueReportSchema } },

@@ -13,7 +13,7 @@ import { segmentCondition } from './segment-condition';
 /** Contacts per page of the CSV export: one keyset read each, so memory stays one page whatever the size. */
 const CSV_PAGE = 2_000;
 
-export function createContactExports(db: Sequelize) {
+export function createContactExports(db: Sequelize, audienceDb: Sequelize = db) {
   async function filtersOf(workspaceId: string, query: ContactExportQueryInput): Promise<ExportFilters> {
     const filters: ExportFilters = { listId: query.listId, tagId: query.tagId };
     if (query.segmentId) filters.condition = await segmentCondition(db, workspaceId, query.segmentId);
@@ -29,13 +29,13 @@ export function createContactExports(db: Sequelize) {
      */
     async csv(workspaceId: string, query: ContactExportQueryInput): Promise<(res: Response) => Promise<void>> {
       const filters = await filtersOf(workspaceId, query);
-      const keys = await exportAttributeKeys(db, workspaceId, filters);
+      const keys = await exportAttributeKeys(db, workspaceId, filters, audienceDb);
       return async (res) => {
         res.setHeader('content-type', 'text/csv; charset=utf-8');
         res.setHeader('content-disposition', 'attachment; filename="contacts.csv"');
         res.write(csvRecord(contactCsvHeader(keys)));
         for (let after: string | null = null; ; ) {
-          const page = await exportPage(db, workspaceId, filters, after, CSV_PAGE);
+          const page = await exportPage(db, workspaceId, filters, after, CSV_PAGE, audienceDb);
           const text = page.map((row) => csvRecord(contactCsvFields(row, keys))).join('');
           if (text && !res.write(text)) await drained(res);
           if (page.length < CSV_PAGE) break;

@@ -21,6 +21,7 @@ import { contactDetailView, contactUpsertedView, contactView } from './views';
 
 export function contactRoutes(routes: RouteTable, contacts: ContactService, telegramLinks: (workspaceId: string, contactId: string) => Promise<TelegramLink>): void {
   routes.get('/contacts', 'contacts:read', {
+    cost: 'search',
     summary: 'List contacts, newest first, with filters',
     query: ContactListQuery,
     responses: {
@@ -35,6 +36,7 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService, tele
 
   // Before /contacts/:id, which would take `export` for an id.
   routes.get('/contacts/export', 'contacts:read', {
+    cost: 'heavy',
     summary: 'Export contacts as CSV (streamed): every contact of the workspace, or of a list, tag or segment',
     query: ContactExportQuery,
     responses: {

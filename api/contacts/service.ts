@@ -21,7 +21,8 @@ export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'em
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function createContactService(db: Sequelize) {
+/** `audienceDb`: the pool of audience queries (db/audience-session.ts), where segment-filtered lists and exports run. */
+export function createContactService(db: Sequelize, audienceDb: Sequelize = db) {
   async function requireContact(workspaceId: string, contactId: string) {
     const contact = await findContact(db, workspaceId, contactId);
     if (!contact) throw AppError.notFound('Contact');
@@ -50,12 +51,12 @@ export function createContactService(db: Sequelize) {
     upsert: (workspaceId: string, input: UpsertContactInput) => upsertContact(db, workspaceId, input),
 
     /** The CSV export and the per-contact (data-subject) export. */
-    exports: createContactExports(db),
+    exports: createContactExports(db, audienceDb),
 
     async list(workspaceId: string, query: ContactListInput) {
       const filters = await filtersOf(workspaceId, query);
       const page = { limit: query.pageSize, offset: (query.page - 1) * query.pageSize };
-      const { rows, total } = filters ? await listContacts(db, workspaceId, filters, page) : { rows: [], total: 0 };
+      const { rows, total } = filters ? await listContacts(db, workspaceId, filters, page, audienceDb) : { rows: [], total: 0 };
       const identities = await identitiesOf(db, workspaceId, rows.map((row) => row.id));
       return { rows, identities, total };
     },

@@ -18,6 +18,7 @@ import type { ConversionService } from './service';
 /** Reads take `utm:read` (decisions.md: commerce, conversions and attribution). */
 export function conversionRoutes(routes: RouteTable, conversions: ConversionService): void {
   routes.get('/utm/touches', 'utm:read', {
+    cost: 'search',
     summary: 'People\'s clicks on tagged links, newest first, paged and filtered; format=csv streams them all as CSV',
     query: TouchListQuery,
     responses: { 200: { description: 'UtmTouchList, or text/csv with format=csv', schema: UtmTouchListSchema, alsoAs: { 'text/csv': TouchCsvSchema } } },
@@ -36,6 +37,7 @@ export function conversionRoutes(routes: RouteTable, conversions: ConversionServ
   });
 
   routes.get('/utm/summary', 'utm:read', {
+    cost: 'search',
     summary: 'Conversions by the UTM source, medium and campaign of their first or last touch',
     query: SummaryQuery,
     responses: { 200: { description: 'UtmSummary', schema: UtmSummarySchema } },
@@ -43,6 +45,7 @@ export function conversionRoutes(routes: RouteTable, conversions: ConversionServ
   });
 
   routes.get('/utm/conversions', 'utm:read', {
+    cost: 'search',
     summary: 'Conversions, newest first, with the UTM values of their first or last touch',
     query: UtmConversionQuery,
     responses: { 200: { description: 'UtmConversionList', schema: UtmConversionListSchema } },

@@ -93,6 +93,7 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
   });
 
   routes.get('/emails', 'email:send', {
+    cost: 'search',
     summary: 'List sends, newest first',
     query: EmailListQuery,
     responses: { 200: { description: 'A page of sends', schema: EmailListSchema } },
@@ -108,6 +109,7 @@ export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequeliz
 
   // Before /emails/:id, which would take "links" for an id.
   routes.get('/emails/links', 'email:send', {
+    cost: 'search',
     summary: 'Per-link click statistics of the workspace over a period (human clicks counted, machine clicks reported)',
     query: LinkStatsQuery,
     responses: { 200: { description: 'Links, most unique clicks first', schema: LinkStatListSchema } },

@@ -86,9 +86,11 @@ export const renderErrors: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
   const unavailable = fromDatabase(err);
   // The stack names the repository function whose statement ran too long, or the cause of the outage.
-  if (unavailable) req.log.warn({ err }, isCancelledStatement(err) ? 'statement cancelled at DB_STATEMENT_TIMEOUT_MS' : 'database unavailable');
+  if (unavailable) req.log.warn({ err }, isCancelledStatement(err) ? 'statement cancelled at DB_STATEMENT_TIMEOUT_MS (AUDIENCE_STATEMENT_TIMEOUT_MS for audience queries)' : 'database unavailable');
   const known = isAppError(err) ? err : (fromBodyParser(err) ?? unavailable);
   if (known) {
+    // Every 429 says when to come back, whichever limit answered it (the key's, the workspace's, a full queue).
+    if (known.code === 'rate_limit_exceeded' && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(known.details.retryAfter ?? 1));
     res.status(statusFor(known.code)).json(errorBody(known));
     return;
   }

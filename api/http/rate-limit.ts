@@ -1,41 +1,78 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../../core/errors';
+import { type CostPoints, type LimitState, pointsFor, type RouteCost, tighterOf, workspaceState } from '../../core/request-costs';
 import { principalOf } from './auth';
 
 /**
- * Per-key limit over one-second windows, counted in Redis so every API replica shares it. When Redis
- * is unreachable the limiter falls back to a per-process count instead of failing or hanging.
+ * A limiter over one-second windows, counted in Redis so every API replica shares it. When Redis is
+ * unreachable it falls back to a per-process count instead of failing or hanging.
  */
-export function rateLimitPerKey(redis: Redis, perSecond: number): RequestHandler {
-  const limiter = new RateLimiterRedis({
+function limiter(redis: Redis, keyPrefix: string, points: number): RateLimiterRedis {
+  return new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: 'rl:key',
-    points: perSecond,
+    keyPrefix,
+    points,
     duration: 1,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: 'rl:key:local', points: perSecond, duration: 1 }),
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:local`, points, duration: 1 }),
   });
+}
 
+async function spend(from: RateLimiterRedis, key: string, points: number): Promise<{ outcome: RateLimiterRes; allowed: boolean }> {
+  try {
+    return { outcome: await from.consume(key, points), allowed: true };
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    return { outcome: rejection, allowed: false };
+  }
+}
+
+const resetOf = (outcome: RateLimiterRes) => Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+
+function tell(res: Response, state: LimitState): void {
+  res.setHeader('RateLimit-Limit', String(state.limit));
+  res.setHeader('RateLimit-Remaining', String(state.remaining));
+  res.setHeader('RateLimit-Reset', String(state.resetSeconds));
+  res.locals.rateLimit = state;
+}
+
+function refuse(res: Response, state: LimitState): never {
+  res.setHeader('Retry-After', String(state.resetSeconds));
+  throw new AppError('rate_limit_exceeded', 'Rate limit exceeded', { limit: state.limit, retryAfter: state.resetSeconds });
+}
+
+/** The spec's limit: requests per second per key, every route alike. */
+export function rateLimitPerKey(redis: Redis, perSecond: number): RequestHandler {
+  const perKey = limiter(redis, 'rl:key', perSecond);
   return async (_req, res, next) => {
-    const { keyId } = principalOf(res);
-    let outcome: RateLimiterRes;
-    let allowed = true;
-    try {
-      outcome = await limiter.consume(keyId);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      outcome = rejection;
-      allowed = false;
-    }
-    const resetSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    res.setHeader('RateLimit-Limit', String(perSecond));
-    res.setHeader('RateLimit-Remaining', String(Math.max(0, outcome.remainingPoints)));
-    res.setHeader('RateLimit-Reset', String(resetSeconds));
-    if (!allowed) {
-      res.setHeader('Retry-After', String(resetSeconds));
-      throw new AppError('rate_limit_exceeded', 'Rate limit exceeded', { limit: perSecond, retryAfter: resetSeconds });
-    }
+    const { outcome, allowed } = await spend(perKey, principalOf(res).keyId, 1);
+    const state = { limit: perSecond, remaining: Math.max(0, outcome.remainingPoints), resetSeconds: resetOf(outcome) };
+    tell(res, state);
+    if (!allowed) refuse(res, state);
     next();
+  };
+}
+
+/**
+ * A workspace's keys together, in points a second, each route spending its declared cost: more keys do not
+ * buy a workspace more of the shared database, and a preview spends what it costs, not what a read does.
+ * Runs after the per-key limit; the headers then tell whichever of the two is closer to refusing.
+ */
+export function rateLimitPerWorkspace(redis: Redis, perSecond: number, costs: CostPoints): (cost: RouteCost) => RequestHandler {
+  const perWorkspace = limiter(redis, 'rl:ws', perSecond);
+  return (cost) => {
+    const points = pointsFor(cost, costs);
+    return async (_req, res, next) => {
+      const { outcome, allowed } = await spend(perWorkspace, principalOf(res).workspaceId, points);
+      const state = workspaceState({ limit: perSecond, remaining: outcome.remainingPoints }, points, resetOf(outcome));
+      const keyState = res.locals.rateLimit as LimitState | undefined;
+      if (!allowed) {
+        tell(res, { ...state, remaining: 0 });
+        refuse(res, state);
+      }
+      tell(res, keyState ? tighterOf(keyState, state) : state);
+      next();
+    };
   };
 }

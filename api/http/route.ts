@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { nestedDeeperThan } from '../../core/json-depth';
 import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../core/unsafe-text';
+import { holdsHeavySlot, type RouteCost } from '../../core/request-costs';
 import { grantsAny, type Scope } from '../../core/scopes';
 import type { AllowedMethods } from './allowed-methods';
 import { type Principal, principalOf } from './auth';
@@ -42,6 +43,8 @@ type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
 export type BodyLimit = 'default' | 'large';
 
 export interface RouteDefinition<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  /** What a call spends of the workspace's request budget (core/request-costs.ts); `standard` unless said. */
+  cost?: RouteCost;
   summary: string;
   params?: P;
   query?: Q;
@@ -71,6 +74,8 @@ export interface RouteTableDeps {
   parseBody: Record<BodyLimit, RequestHandler>;
   /** Collects each path's methods for the 405 answer of the methods a path lacks. */
   allowed: AllowedMethods;
+  /** The workspace's budget: its rate limit by cost, after the scope check, and its slots of heavy work, just before the handler. */
+  budget: { spend: (cost: RouteCost) => RequestHandler; heavySlot: RequestHandler };
 }
 
 /**
@@ -131,7 +136,10 @@ export class RouteTable {
       else res.status(reply.status).json(reply.body);
     };
     const parse = def.body ? [this.deps.parseBody[def.bodyLimit ?? 'default']] : [];
-    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), ...parse, handler);
+    const cost = def.cost ?? 'standard';
+    const slot = holdsHeavySlot(cost) ? [this.deps.budget.heavySlot] : [];
+    // The budget after the scope check: a key refused 403 spends only its own per-key request, not its workspace's points.
+    this.deps.router[method](path, ...this.deps.edge, requireAccess(access), this.deps.budget.spend(cost), ...parse, ...slot, handler);
     this.deps.allowed.record(path, method);
     this.document(method, path, access, def);
   }
@@ -166,7 +174,9 @@ export class RouteTable {
         content: { 'application/json': { schema: InputErrorSchema } },
       };
     }
-    const scopeText = scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.';
+    const cost = def.cost ?? 'standard';
+    const costText = cost === 'standard' ? '' : ` Cost: ${cost} (spends more of the workspace's request budget${holdsHeavySlot(cost) ? ' and holds one of its slots of heavy work while it runs' : ''}).`;
+    const scopeText = `${scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.'}${costText}`;
     this.deps.registry.registerPath({
       method,
       path: `/api/v1${path.replace(/:(\w+)/g, '{$1}')}`,
@@ -175,6 +185,7 @@ export class RouteTable {
       description: scopeText,
       security: [{ bearerAuth: [] }],
       'x-scopes': scopes,
+      'x-cost': cost,
       request: {
         ...(def.params && { params: def.params as z.ZodObject }),
         ...(def.query && { query: def.query as z.ZodObject }),

@@ -1,4 +1,4 @@
-import { InputErrorSchema } from '../http/openapi';
+import { ErrorSchema, InputErrorSchema } from '../http/openapi';
 import { ok, type RouteTable } from '../http/route';
 import { CreateImportBody, ImportJobListSchema, ImportJobSchema, ImportListQuery, ImportParams } from './schemas';
 import type { ImportService } from './service';
@@ -8,11 +8,13 @@ const NOT_FOUND = { description: 'No such import' };
 
 export function importRoutes(routes: RouteTable, imports: ImportService): void {
   routes.post('/imports', 'contacts:write', {
+    cost: 'heavy',
     summary: 'Import contacts from a CSV file (an uploaded attachment or a public https URL), in the background',
     body: CreateImportBody,
     responses: {
       202: { description: 'Accepted: the ImportJob, queued', schema: ImportJobSchema },
       422: { description: 'Invalid body: an unknown mapping target, both or neither of attachmentId and url, an http or private URL, an unknown attachment', schema: InputErrorSchema },
+      429: { description: 'rate_limit_exceeded: the workspace already runs WORKSPACE_RUNNING_IMPORTS imports (Retry-After: 30), or another of its budgets is spent', schema: ErrorSchema },
       503: { description: 'The background workers cannot be reached; nothing was created' },
     },
     handle: async ({ principal, body }) => ({ status: 202, body: importJobView(await imports.create(principal.workspaceId, body)) }),

@@ -7,7 +7,7 @@ import { checkMapping } from '../../core/imports/mapping';
 import { effectiveMapping } from '../../core/imports/providers';
 import type { BlobStore } from '../../db/blob-store';
 import { findAttachment } from '../../db/repositories/attachments';
-import { cancelImportJob, findImportJob, type ImportJobRecord, insertImportJob, listImportJobs } from '../../db/repositories/import-jobs';
+import { cancelImportJob, countRunningImports, findImportJob, type ImportJobRecord, insertImportJob, listImportJobs } from '../../db/repositories/import-jobs';
 import { createAttachmentFiles } from '../../services/attachment-files';
 import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../services/public-fetch';
 import { signalImportCanceled, startImportWorkflow } from '../../workflows/starts';
@@ -21,7 +21,12 @@ export interface ImportServiceDeps {
   logger: Logger;
   /** The URL check's options (tests point its resolver at a stand-in). */
   fetch?: Partial<PublicFetchOptions>;
+  /** Imports one workspace may have running at once (WORKSPACE_RUNNING_IMPORTS); unbounded unless given. */
+  runningPerWorkspace?: number;
 }
+
+/** An import runs for minutes: a refused one is worth trying again in about this long. */
+const IMPORT_RETRY_AFTER_SECONDS = 30;
 
 const invalid = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
 
@@ -75,6 +80,14 @@ export function createImportService(deps: ImportServiceDeps) {
       const id = randomUUID();
       try {
         return await db.transaction(async (transaction) => {
+          // The HTTP slot bounds only the start; the import itself runs for minutes in the worker's shared bulk queue.
+          const most = deps.runningPerWorkspace;
+          if (most !== undefined && (await countRunningImports(db, workspaceId, transaction)) >= most) {
+            throw new AppError('rate_limit_exceeded', `This workspace already runs ${most} imports; start another when one finishes`, {
+              limit: most,
+              retryAfter: IMPORT_RETRY_AFTER_SECONDS,
+            });
+          }
           const job = await insertImportJob(
             db,
             workspaceId,

@@ -74,6 +74,7 @@ export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }:
 
   // Before /inboxes/:id, which would take "metrics" for an id.
   routes.get('/inboxes/metrics', 'inbox:read', {
+    cost: 'search',
     summary: 'Received, sent, delivered and bounced mail of the inboxes over UTC days (default the last 30)',
     query: InboxMetricsQuery,
     responses: { 200: { description: 'KPIs, per day and per inbox', schema: InboxMetricsSchema } },

@@ -33,6 +33,7 @@ export function segmentRoutes(routes: RouteTable, segments: SegmentService): voi
   });
 
   routes.post('/segments/preview', 'contacts:read', {
+    cost: 'heavy',
     summary: 'Count the contacts a rule tree matches now, with a sample of up to 5',
     body: PreviewSegmentBody,
     responses: { 200: { description: 'The audience now', schema: SegmentPreviewSchema }, 422: INVALID_RULES },

@@ -8,7 +8,8 @@ import { existingListIds } from '../../db/repositories/lists';
 import { deleteSegment, findSegment, insertSegment, listSegments, previewAudience, updateSegment } from '../../db/repositories/segments';
 import { findTags } from '../../db/repositories/tags';
 
-export function createSegmentService(db: Sequelize) {
+/** `audienceDb`: the pool of audience queries (db/audience-session.ts), where previews run. */
+export function createSegmentService(db: Sequelize, audienceDb: Sequelize = db) {
   /**
    * The checks that need the workspace: attribute conditions typed by its custom fields, and tags and
    * lists that exist in it (another workspace's id is as unknown as a made-up one). Returns the fields,
@@ -54,7 +55,7 @@ export function createSegmentService(db: Sequelize) {
 
     async preview(workspaceId: string, rules: AudienceRules) {
       const fields = await check(workspaceId, rules);
-      return previewAudience(db, workspaceId, rules, { fields, now: new Date() });
+      return previewAudience(audienceDb, workspaceId, rules, { fields, now: new Date() });
     },
   };
 }

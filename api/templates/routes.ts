@@ -70,6 +70,7 @@ export function templateRoutes(routes: RouteTable, templates: TemplateService): 
   });
 
   routes.post('/templates/:id/render', 'templates:read', {
+    cost: 'heavy',
     summary: 'Preview: render the template with variables, without sending',
     params: TemplateParams,
     body: RenderTemplateBody,

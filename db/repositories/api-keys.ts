@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { PlanName } from '../../core/plans';
 import type { Grant } from '../../core/scopes';
 
@@ -45,16 +45,40 @@ export interface NewApiKey {
   scopes: readonly Grant[];
 }
 
-export async function insertApiKey(db: Sequelize, workspaceId: string, key: NewApiKey): Promise<ApiKeyRecord> {
+export async function insertApiKey(db: Sequelize, workspaceId: string, key: NewApiKey, transaction?: Transaction): Promise<ApiKeyRecord> {
   const rows = await db.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, workspace_id, name, key_hash, display_prefix, scopes)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     {
       bind: [randomUUID(), workspaceId, key.name, key.hash, key.displayPrefix, key.scopes],
       type: QueryTypes.SELECT,
+      transaction,
     },
   );
   return toRecord(rows[0]);
+}
+
+/**
+ * Inserts the key unless the workspace already holds `cap` active keys; then answers how many it holds.
+ * The workspace row is locked first (NO KEY UPDATE, which other tables' inserts referencing it do not wait
+ * for), so two creates at once cannot both take the last place.
+ */
+export async function insertApiKeyWithin(
+  db: Sequelize,
+  workspaceId: string,
+  key: NewApiKey,
+  cap: number,
+): Promise<{ record: ApiKeyRecord } | { refused: { used: number } }> {
+  return db.transaction(async (transaction) => {
+    await db.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', { bind: [workspaceId], type: QueryTypes.SELECT, transaction });
+    const [{ used }] = await db.query<{ used: number }>('SELECT count(*)::int AS used FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL', {
+      bind: [workspaceId],
+      type: QueryTypes.SELECT,
+      transaction,
+    });
+    if (used >= cap) return { refused: { used } };
+    return { record: await insertApiKey(db, workspaceId, key, transaction) };
+  });
 }
 
 export async function listApiKeys(db: Sequelize, workspaceId: string): Promise<ApiKeyRecord[]> {

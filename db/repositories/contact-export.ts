@@ -33,11 +33,11 @@ interface ExportRow {
   attributes: Record<string, unknown>;
 }
 
-/** A segment condition is an audience query (see audience-session.ts); plain filters are not. */
-function runner(db: Sequelize, filters: ExportFilters) {
+/** A segment condition is an audience query (see audience-session.ts), run on `audienceDb`; plain filters are not. */
+function runner(db: Sequelize, filters: ExportFilters, audienceDb: Sequelize) {
   return <T extends object>(sql: string, bind: unknown[]) =>
     filters.condition
-      ? inAudienceSession(db, (transaction) => db.query<T>(sql, { bind, type: QueryTypes.SELECT, transaction }))
+      ? inAudienceSession(audienceDb, (transaction) => audienceDb.query<T>(sql, { bind, type: QueryTypes.SELECT, transaction }))
       : db.query<T>(sql, { bind, type: QueryTypes.SELECT });
 }
 
@@ -45,10 +45,10 @@ function runner(db: Sequelize, filters: ExportFilters) {
  * Every attribute key the exported contacts hold, sorted: the export's `attribute:<key>` columns. One pass
  * over the contacts' attributes before the first row, since a CSV header cannot grow afterwards.
  */
-export async function exportAttributeKeys(db: Sequelize, workspaceId: string, filters: ExportFilters): Promise<string[]> {
+export async function exportAttributeKeys(db: Sequelize, workspaceId: string, filters: ExportFilters, audienceDb: Sequelize = db): Promise<string[]> {
   const params = new BindParams();
   const where = filterConditions(filters, params, params.add(workspaceId, 'uuid')).join(' AND ');
-  const rows = await runner(db, filters)<{ key: string }>(
+  const rows = await runner(db, filters, audienceDb)<{ key: string }>(
     `SELECT DISTINCT key FROM contacts c CROSS JOIN LATERAL jsonb_object_keys(c.attributes) AS key WHERE ${where} ORDER BY key`,
     params.values,
   );
@@ -59,12 +59,19 @@ export async function exportAttributeKeys(db: Sequelize, workspaceId: string, fi
  * The next `limit` contacts after `after` in id order (keyset paging over the (workspace_id, id) index:
  * every page costs the same however deep the export is, and memory holds one page).
  */
-export async function exportPage(db: Sequelize, workspaceId: string, filters: ExportFilters, after: string | null, limit: number): Promise<ExportedContact[]> {
+export async function exportPage(
+  db: Sequelize,
+  workspaceId: string,
+  filters: ExportFilters,
+  after: string | null,
+  limit: number,
+  audienceDb: Sequelize = db,
+): Promise<ExportedContact[]> {
   const params = new BindParams();
   const workspace = params.add(workspaceId, 'uuid');
   const where = filterConditions(filters, params, workspace);
   if (after) where.push(`c.id > ${params.add(after, 'uuid')}`);
-  const rows = await runner(db, filters)<ExportRow>(
+  const rows = await runner(db, filters, audienceDb)<ExportRow>(
     `SELECT c.id, c.created_at, c.attributes, p.email, p.phone, p.telegram, p.consent,
        (SELECT array_agg(t.name ORDER BY lower(t.name)) FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags,
        (SELECT array_agg(l.name ORDER BY lower(l.name)) FROM list_members lm JOIN lists l ON l.id = lm.list_id WHERE lm.contact_id = c.id) AS lists

@@ -133,6 +133,7 @@ export async function listContacts(
   workspaceId: string,
   filters: ContactFilters,
   page: { limit: number; offset: number },
+  audienceDb: Sequelize = db,
 ): Promise<{ rows: ContactRecord[]; total: number }> {
   const params = new BindParams();
   const workspace = params.add(workspaceId, 'uuid');
@@ -140,10 +141,10 @@ export async function listContacts(
   const countBind = [...params.values];
   const pageSql = `SELECT c.* FROM contacts c WHERE ${where} ORDER BY c.created_at DESC, c.id DESC
     LIMIT ${params.add(page.limit, 'int')} OFFSET ${params.add(page.offset, 'int')}`;
-  // A segment filter makes these audience queries (see audience-session.ts); plain filters are not.
+  // A segment filter makes these audience queries (see audience-session.ts), on `audienceDb`; plain filters are not.
   const run = <T extends object>(sql: string, bind: unknown[]) =>
     filters.condition
-      ? inAudienceSession(db, (transaction) => db.query<T>(sql, { bind, type: QueryTypes.SELECT, transaction }))
+      ? inAudienceSession(audienceDb, (transaction) => audienceDb.query<T>(sql, { bind, type: QueryTypes.SELECT, transaction }))
       : db.query<T>(sql, { bind, type: QueryTypes.SELECT });
   const [rows, counted] = await Promise.all([
     run<ContactRow>(pageSql, params.values),

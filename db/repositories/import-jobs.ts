@@ -162,6 +162,21 @@ export async function moveImportJob(
 
 const RUNNING: readonly ImportPhase[] = ['queued', 'downloading', 'counting', 'importing'];
 
+/**
+ * The workspace's imports not yet finished, read inside the caller's transaction after locking the workspace
+ * row (NO KEY UPDATE: other tables' inserts referencing it do not wait), so two imports started at once
+ * cannot both take the last place.
+ */
+export async function countRunningImports(db: Sequelize, workspaceId: string, transaction: Transaction): Promise<number> {
+  await db.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', { bind: [workspaceId], type: QueryTypes.SELECT, transaction });
+  const [row] = await db.query<{ running: number }>('SELECT count(*)::int AS running FROM import_jobs WHERE workspace_id = $1 AND phase = ANY($2::text[])', {
+    bind: [workspaceId, RUNNING],
+    type: QueryTypes.SELECT,
+    transaction,
+  });
+  return row.running;
+}
+
 /** One statement, from any running phase: a batch being written waits for it, or it waits for the batch. */
 export function cancelImportJob(db: Sequelize, workspaceId: string, importId: string): Promise<ImportJobRecord | null> {
   return moveImportJob(db, workspaceId, importId, RUNNING, 'canceled');

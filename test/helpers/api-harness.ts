@@ -12,6 +12,7 @@ import { logRedaction } from '../../core/log-redaction';
 import { onKeyRevocation } from '../../db/key-revocations';
 import { findKeyOwnerByHash } from '../../db/repositories/api-keys';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../../db/redis';
+import { createAudiencePool } from '../../db/audience-session';
 import { createSequelize } from '../../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../../services/template-renderer';
 
@@ -48,6 +49,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const { logStream, ...appExtras } = extras;
   const config = loadConfig({ ...process.env, ...overrides });
   const db = createSequelize(config.DATABASE_URL, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS });
+  const audienceDb = createAudiencePool(config.DATABASE_URL, { size: config.AUDIENCE_POOL_SIZE, statementTimeoutMs: config.AUDIENCE_STATEMENT_TIMEOUT_MS });
   const redis = createRedis(config.REDIS_URL);
   const subscriber = createSubscriber(config.REDIS_URL);
   await redisReady(redis, 1_000);
@@ -55,10 +57,10 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);
-  const templateRenderer = createTemplateRenderer(templateRendererOptions(config));
+  const templateRenderer = createTemplateRenderer({ ...templateRendererOptions(config), maxQueue: config.TEMPLATE_RENDER_MAX_QUEUE });
   const logger = logStream ? pino({ level: 'info', redact: logRedaction }, logStream) : pino({ level: 'silent' });
   const tracking = createTracking({ config, db, logger, redis });
-  const app = createApp({ config, logger, db, redis, temporal, keyCache, templateRenderer, tracking, ...appExtras });
+  const app = createApp({ config, logger, db, audienceDb, redis, temporal, keyCache, templateRenderer, tracking, ...appExtras });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -95,7 +97,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await tracking.close();
-      await Promise.allSettled([db.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
+      await Promise.allSettled([db.close(), audienceDb.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
     },
   };
 }

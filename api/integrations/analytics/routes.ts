@@ -34,6 +34,7 @@ export function analyticsIntegrationRoutes(routes: RouteTable, analytics: Analyt
   });
 
   routes.post('/integrations/analytics/sync', 'integrations:write', {
+    cost: 'heavy',
     summary: 'Launches a conversion sync from the analytics connector (or from an uploaded CSV) and answers how many conversions it recorded',
     body: AnalyticsSyncBody,
     responses: {

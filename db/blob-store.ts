@@ -11,6 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Config } from '../core/config';
 
@@ -64,6 +65,8 @@ export interface StoredObject {
 export interface BlobStore {
   readonly bucket: string;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** Uploads a file of `size` bytes as it is read from disk, never whole in memory (raw inbound mail). */
+  putFile(key: string, path: string, size: number, contentType: string): Promise<void>;
   /** The object's bytes, or null when there is none; null also when it is larger than `maxBytes`. */
   get(key: string, maxBytes: number): Promise<Buffer | null>;
   head(key: string): Promise<StoredObject | null>;
@@ -141,6 +144,11 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     async put(key, body, contentType) {
       await ensureBucket();
       await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+    },
+
+    async putFile(key, path, size, contentType) {
+      await ensureBucket();
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
     },
 
     async get(key, maxBytes) {

@@ -187,7 +187,7 @@ export function createApp(deps: AppDeps): Express {
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash) });
   apiKeyRoutes(table('API keys'), keys);
-  usageRoutes(table('Usage'), db);
+  usageRoutes(table('Usage'), db, config.INBOUND_STORAGE_QUOTA_BYTES);
   const linkTokens = telegramLinkTokens(masterKey);
   contactRoutes(table('Contacts'), createContactService(db), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));

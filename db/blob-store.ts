@@ -148,7 +148,17 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
 
     async putFile(key, path, size, contentType) {
       await ensureBucket();
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
+      // The SDK cannot retry a stream it has consumed: each attempt reads the file again.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
+          return;
+        } catch (error) {
+          const refused = error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500 && error.name !== 'SlowDown';
+          if (refused || attempt >= limits.maxAttempts) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        }
+      }
     },
 
     async get(key, maxBytes) {

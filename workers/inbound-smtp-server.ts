@@ -83,7 +83,8 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
   // The recipients accepted in each session's current transaction, with whose inbox each one is.
   const transactions = new Map<string, AcceptedRecipient[]>();
   const senderOf = (session: SMTPServerSession) => (session.envelope.mailFrom && session.envelope.mailFrom.address) || null;
-  const declaredSize = (session: SMTPServerSession) => Number((session.envelope.mailFrom && session.envelope.mailFrom.args && session.envelope.mailFrom.args.SIZE) || 0);
+  /** MAIL FROM's SIZE= (RFC 1870), 0 when not declared. */
+  const declaredSize = (mailFrom: SMTPServerAddress | false) => Number((mailFrom && mailFrom.args && mailFrom.args.SIZE) || 0);
 
   async function checkRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<AcceptedRecipient> {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw reply(452, '4.5.3 Too many recipients');
@@ -98,7 +99,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     if (!verdict.accepted && verdict.reason === 'blocked') throw reply(550, REFUSALS.blocked);
     // A full workspace is told now, before the body travels; the sender's queue retries once mail was deleted.
     const stored = await recipients.storage(mailbox.workspaceId);
-    if (stored.bytes + declaredSize(session) > limits.storageQuotaBytes) throw reply(452, QUOTA_FULL);
+    if (stored.bytes + declaredSize(session.envelope.mailFrom) > limits.storageQuotaBytes) throw reply(452, QUOTA_FULL);
     return { workspaceId: mailbox.workspaceId, inboxId: mailbox.inboxId, address: address.address };
   }
 
@@ -169,14 +170,14 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
       );
     },
 
-    onMailFrom(_address, session, callback: SmtpCallback) {
+    onMailFrom(address, session, callback: SmtpCallback) {
       // A new transaction (after RSET or a previous message) starts with no recipients.
       transactions.set(session.id, []);
       admission.startMessage(session.remoteAddress).then(
         (refusal) => {
           if (refusal) return callback(reply(refusal.code, refusal.text));
           // A declared SIZE that cannot fit the spool now is refused before the body travels.
-          callback(budget.fits(declaredSize(session) || 1) ? null : reply(452, SPOOL_FULL));
+          callback(budget.fits(declaredSize(address) || 1) ? null : reply(452, SPOOL_FULL));
         },
         () => callback(reply(451, TRY_LATER)),
       );

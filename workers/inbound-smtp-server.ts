@@ -134,7 +134,13 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
   }
 
   async function receive(stream: Readable, session: SMTPServerSession): Promise<AcceptedInboundMessage[]> {
-    const spooled = await spoolData(stream, budget, { dir: limits.spoolDir, maxMessageBytes: limits.maxMessageBytes, maxMimeParts: limits.maxMimeParts, maxAttachments: limits.maxAttachments });
+    // A declared SIZE is taken whole as the body starts, so a message under way does not run out of budget
+    // halfway because others started after it; it is taken here and not at MAIL FROM so that sessions which
+    // never send a body hold nothing. Without a declaration (or room for it) bytes are taken as they come.
+    const declared = declaredSize(session.envelope.mailFrom);
+    const reserved = declared > 0 && declared <= limits.maxMessageBytes && budget.take(declared) ? declared : 0;
+    const spoolLimits = { dir: limits.spoolDir, maxMessageBytes: limits.maxMessageBytes, maxMimeParts: limits.maxMimeParts, maxAttachments: limits.maxAttachments };
+    const spooled = await spoolData(stream, budget, spoolLimits, reserved);
     try {
       const accepted = transactions.get(session.id) ?? [];
       transactions.set(session.id, []);

@@ -47,15 +47,17 @@ function isAttachment(node: { multipart: string | false; disposition: string | f
 /**
  * Reads one DATA stream to a file, never holding more of it in memory than the stream's own buffers: the
  * disk takes the bytes at the socket's pace (backpressure reaches the sender), and a MIME splitter counts
- * the parts as they pass. The budget is taken chunk by chunk; once the message is too big, too complex or
+ * the parts as they pass. `reserved` bytes of the budget were taken at MAIL FROM (its SIZE=); past them the
+ * budget is taken chunk by chunk; once the message is too big, too complex or
  * the budget is spent, the rest is read (SMTP needs the terminating dot) and dropped, and the outcome says
  * why. The caller answers accordingly and calls `discard` when it is done with the file.
  */
-export async function spoolData(stream: Readable, budget: ByteBudget, limits: SpoolLimits): Promise<SpooledMessage> {
+export async function spoolData(stream: Readable, budget: ByteBudget, limits: SpoolLimits, reserved = 0): Promise<SpooledMessage> {
   const path = join(limits.dir, `inbound-${randomUUID()}.eml`);
   const head: Buffer[] = [];
   let headLength = 0;
-  let taken = 0;
+  // What MAIL FROM's SIZE= reserved is this message's already; only bytes past it are taken as they come.
+  let taken = reserved;
   let discarded = false;
   const spooled: SpooledMessage = {
     outcome: 'complete', path, size: 0, head: Buffer.alloc(0), parts: 0, attachments: 0,
@@ -95,8 +97,9 @@ export async function spoolData(stream: Readable, budget: ByteBudget, limits: Sp
     transform(chunk: Buffer, _encoding, done) {
       spooled.size += chunk.length;
       if (spooled.size > limits.maxMessageBytes) refuse('too_big');
-      if (spooled.outcome === 'complete') {
-        if (budget.take(chunk.length)) taken += chunk.length;
+      const needed = Math.min(chunk.length, spooled.size - taken);
+      if (spooled.outcome === 'complete' && needed > 0) {
+        if (budget.take(needed)) taken += needed;
         else refuse('over_budget');
       }
       if (spooled.outcome !== 'complete') return done();

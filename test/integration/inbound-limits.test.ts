@@ -124,6 +124,35 @@ describe('the inbound listener under load and abuse', () => {
     session.close();
   });
 
+  it('a message that declared its SIZE keeps its share of the budget: one started after it runs out instead (452), and it is stored whole', async () => {
+    const { domain, inbox } = await inboundWorkspace();
+    const inboxId = await inbox('big');
+    const { port, spoolDir } = await listener({ maxBytesInFlight: 100_000 });
+    const body = mail(`big@${domain}`, 'x'.repeat(68_000));
+
+    const declared = await openSmtpSession(port);
+    await declared.command('EHLO sender.example.net');
+    await declared.command(`MAIL FROM:<alice@sender.example.net> SIZE=${Buffer.byteLength(body) + 5}`);
+    await declared.command(`RCPT TO:<big@${domain}>`);
+    expect(await declared.command('DATA')).toMatch(/^354 /);
+    await declared.write(body.slice(0, 10_000));
+
+    const later = await openSmtpSession(port);
+    await later.command('EHLO sender.example.net');
+    await later.command('MAIL FROM:<bob@sender.example.net>');
+    await later.command(`RCPT TO:<big@${domain}>`);
+    await later.command('DATA');
+    await later.write(mail(`big@${domain}`, 'y'.repeat(50_000)));
+    expect(await later.endData()).toMatch(/^452 4\.3\.1/);
+    later.close();
+
+    await declared.write(body.slice(10_000));
+    expect(await declared.endData()).toMatch(/^250 /);
+    declared.close();
+    expect(await rowsOf(inboxId)).toHaveLength(1);
+    expect(await readdir(spoolDir)).toEqual([]);
+  });
+
   it('past the connections one address may hold, its next connection is answered 421; when one closes it gets in again', async () => {
     const { port } = await listener({ connectionsPerIp: 2 });
     const first = await openSmtpSession(port);

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createDnsResolve } from '../activities/dns-lookup';
@@ -26,6 +28,10 @@ async function main(): Promise<void> {
   const tls = config.INBOUND_TLS_CERT_PATH && config.INBOUND_TLS_KEY_PATH
     ? { cert: readFileSync(config.INBOUND_TLS_CERT_PATH), key: readFileSync(config.INBOUND_TLS_KEY_PATH) }
     : undefined;
+  const limits = inboundLimits(config);
+  // A directory of this process's own: its files are only ever its sessions', and it goes away at shutdown
+  // (after a crash, an `inbound-*` directory older than any session can be removed).
+  const spoolDir = await mkdtemp(join(limits.spoolDir, 'inbound-'));
   const recipients = new RecipientDirectory(db, config.INBOUND_RECIPIENT_CACHE_TTL_MS);
   const changes = listenForRecipientChanges(config.DATABASE_URL, recipients, logger);
   const server = createInboundSmtpServer({
@@ -33,7 +39,7 @@ async function main(): Promise<void> {
     blobs,
     resolver: createDnsResolve({ servers: config.DNS_SERVERS }),
     mxHost: config.INBOUND_MX_HOST,
-    limits: inboundLimits(config),
+    limits: { ...limits, spoolDir },
     recipients,
     tls,
     logger,
@@ -49,7 +55,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'closing the inbound SMTP listener');
     closeInboundSmtp(server)
-      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close()]))
+      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close(), rm(spoolDir, { recursive: true, force: true })]))
       .then(() => {
         blobs.close();
         process.exit(0);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -31,6 +31,7 @@ describe('the inbound listener under load and abuse', () => {
   let blobs: BlobStore;
   let dns: TestDnsServer;
   const servers: SMTPServer[] = [];
+  const spoolDirs: string[] = [];
 
   async function inboundWorkspace(): Promise<{ workspaceId: string; apiKey: string; domain: string; inbox: (localPart: string) => Promise<string> }> {
     const { workspaceId, apiKey } = await createWorkspace(db);
@@ -48,6 +49,7 @@ describe('the inbound listener under load and abuse', () => {
   /** A listener with the configured limits, narrowed to what the test is about, spooling to a directory of its own. */
   async function listener(overrides: Partial<InboundLimits> = {}, recipients?: RecipientDirectory) {
     const spoolDir = await mkdtemp(join(tmpdir(), 'inbound-spool-'));
+    spoolDirs.push(spoolDir);
     const limits = { ...inboundLimits(config), maxMessageBytes: 1024 * 1024, spoolDir, ...overrides };
     const server = createInboundSmtpServer({ db, blobs, resolver: dns.resolver, mxHost: 'inbound.messaging.local', limits, recipients, logger, handOff: async () => undefined, closeTimeoutMs: 200 });
     servers.push(server);
@@ -82,6 +84,7 @@ describe('the inbound listener under load and abuse', () => {
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => closeInboundSmtp(server)));
+    await Promise.all(spoolDirs.map((dir) => rm(dir, { recursive: true, force: true })));
     await dns.close();
     blobs.close();
     await db.close();

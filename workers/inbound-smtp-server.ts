@@ -212,7 +212,11 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
           });
         },
         (error: unknown) => {
-          if (isReply(error)) return callback(error);
+          if (isReply(error)) {
+            // A full spool or a full workspace is capacity an operator should see; other refusals are the sender's.
+            if (error.responseCode === 452) options.logger.warn({ session: session.id, reply: error.message, bytesInFlight: budget.inFlight }, 'inbound mail deferred');
+            return callback(error);
+          }
           options.logger.error({ err: error, session: session.id }, 'inbound mail could not be stored');
           callback(reply(451, TRY_LATER));
         },

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -17,9 +17,9 @@ import { percentile } from './stats';
 /**
  * `npm run bench -- inbound-memory`: the inbound listener (`workers/inbound-smtp.ts`, its own process, as
  * `npm start` runs it) under SESSIONS concurrent senders of one MESSAGE_BYTES message each (100 × 40 MB by
- * default), beside a small sender delivering a 2 KB message every PROBE_MS throughout. Reported, in one run:
+ * default, from a process of their own), beside a small sender delivering a 2 KB message every PROBE_MS throughout. Reported, in one run:
  * a quiet phase (the small sender alone) and the loaded phase, each with the listener's resident memory (peak,
- * from /proc VmHWM and sampled VmRSS) and the small sender's latency. Raw mail goes to an S3 sink in this
+ * from /proc VmHWM and sampled VmRSS) and the small sender's latency. Raw mail goes to an S3 sink in the senders'
  * process that reads and discards each upload, so gigabytes never reach the shared stand-in; Temporal is an
  * address nobody answers (the outbox keeps what the hand-off could not start).
  *
@@ -123,11 +123,57 @@ function probe(port: number, to: string) {
   };
 }
 
+interface LoadResult {
+  outcomes: string[];
+  seconds: number;
+  received: number;
+}
+
+/** Asks the load process to send the large messages and answers what became of them. */
+function loadOf(loader: ChildProcess, target: { port: number; to: string }): Promise<LoadResult> {
+  const done = new Promise<LoadResult>((resolve) => loader.once('message', (message: LoadResult) => resolve(message)));
+  loader.send(target);
+  return done;
+}
+
+/** SESSIONS senders of one MESSAGE_BYTES message each, all at once, declaring SIZE= as Postfix does. */
+async function sendLarge(port: number, to: string): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: SESSIONS }, async () => {
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'big.bench.example.net', socketTimeout: 600_000 });
+      try {
+        // nodemailer passes SIZE on when the envelope has it.
+        const envelope = { from: 'big@bench.example.net', to, size: MESSAGE_BYTES };
+        await transport.sendMail({ envelope, raw: largeMail(to, MESSAGE_BYTES) });
+        return 'accepted';
+      } catch (error) {
+        return String((error as { responseCode?: number }).responseCode ?? (error as Error).message);
+      } finally {
+        transport.close();
+      }
+    }),
+  );
+}
+
+/** The load process: the S3 sink, then the large senders when told where to send. */
+async function runLoad(): Promise<void> {
+  const sink = await startS3Sink();
+  process.send?.({ sinkPort: sink.port });
+  process.once('message', (target: { port: number; to: string }) => {
+    const started = performance.now();
+    void sendLarge(target.port, target.to).then((outcomes) => {
+      process.send?.({ outcomes, seconds: (performance.now() - started) / 1_000, received: sink.received() });
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
   const dns = await startDnsServer();
-  const sink = await startS3Sink();
+  // The large senders and the S3 sink load their own process, so the probe's latency is the listener's.
+  const loader = fork(__filename, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_ROLE: 'load' } });
+  const sinkPort = await new Promise<number>((resolve) => loader.once('message', (message: { sinkPort: number }) => resolve(message.sinkPort)));
   const { workspaceId } = await createWorkspace(db);
   const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
   const found = await findDomainByName(db, workspaceId, domain);
@@ -143,7 +189,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'error',
       INBOUND_SMTP_HOST: '127.0.0.1',
       INBOUND_SMTP_PORT: String(port),
-      AWS_ENDPOINT_URL: `http://127.0.0.1:${sink.port}`,
+      AWS_ENDPOINT_URL: `http://127.0.0.1:${sinkPort}`,
       DNS_SERVERS: dns.address,
       TEMPORAL_ADDRESS: '127.0.0.1:1',
       // Every sender here is 127.0.0.1: the per-address limits would measure themselves.
@@ -171,23 +217,7 @@ async function main(): Promise<void> {
   const sampler = setInterval(() => {
     loadRss = Math.max(loadRss, memoryOf(pid).rss);
   }, 100);
-  const started = performance.now();
-  const outcomes = await Promise.all(
-    Array.from({ length: SESSIONS }, async () => {
-      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'big.bench.example.net', socketTimeout: 600_000 });
-      try {
-        // SIZE= declared, as Postfix and most MTAs do when the server announces SIZE (nodemailer passes it on).
-        const envelope = { from: 'big@bench.example.net', to, size: MESSAGE_BYTES };
-        await transport.sendMail({ envelope, raw: largeMail(to, MESSAGE_BYTES) });
-        return 'accepted';
-      } catch (error) {
-        return String((error as { responseCode?: number }).responseCode ?? (error as Error).message);
-      } finally {
-        transport.close();
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1_000;
+  const load = await loadOf(loader, { port, to });
   clearInterval(sampler);
   const loaded = await loadProbe.stop();
   const loadPeak = memoryOf(pid).peak;
@@ -195,19 +225,19 @@ async function main(): Promise<void> {
   await new Promise((resolve) => child.once('exit', resolve));
 
   const tally = new Map<string, number>();
-  for (const outcome of outcomes) tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
+  for (const outcome of load.outcomes) tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
   const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   console.log(`inbound listener memory: ${SESSIONS} concurrent sessions of ${(MESSAGE_BYTES / 1e6).toFixed(0)} MB, a ${Buffer.byteLength(smallMail(to))} byte probe every ${PROBE_MS} ms${process.env.BENCH_LISTENER_DIR ? ` (listener from ${process.env.BENCH_LISTENER_DIR})` : ''}`);
   console.log(`  quiet   peak RSS ${mb(quietPeak)} (sampled ${mb(quietRss)})   probe p50 ${ms(quiet.p50)} p95 ${ms(quiet.p95)} max ${ms(quiet.max)}   ${quiet.count} sent, ${quiet.failures} failed`);
   console.log(`  loaded  peak RSS ${mb(loadPeak)} (sampled ${mb(loadRss)})   probe p50 ${ms(loaded.p50)} p95 ${ms(loaded.p95)} max ${ms(loaded.max)}   ${loaded.count} sent, ${loaded.failures} failed`);
-  console.log(`  large messages: ${[...tally].map(([outcome, count]) => `${count} ${outcome}`).join(', ')} in ${seconds.toFixed(1)} s; ${mb(sink.received())} uploaded to the S3 sink`);
+  console.log(`  large messages: ${[...tally].map(([outcome, count]) => `${count} ${outcome}`).join(', ')} in ${load.seconds.toFixed(1)} s; ${mb(load.received)} uploaded to the S3 sink`);
+  loader.kill();
   await dns.close();
-  sink.server.close();
   await db.close();
 }
 
-main().catch((error: unknown) => {
+(process.env.BENCH_ROLE === 'load' ? runLoad() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -156,6 +156,21 @@ describe('the inbound listener under load and abuse', () => {
     expect(await readdir(spoolDir)).toEqual([]);
   });
 
+  it('a spool that cannot be written answers 451 (try later) at the end of DATA, and the session goes on to its next command', async () => {
+    const { domain, inbox } = await inboundWorkspace();
+    await inbox('desk');
+    const { port } = await listener({ spoolDir: join(tmpdir(), `inbound-missing-${randomUUID()}`) });
+    const sender = await openSmtpSession(port);
+    await sender.command('EHLO sender.example.net');
+    await sender.command('MAIL FROM:<alice@sender.example.net>');
+    expect(await sender.command(`RCPT TO:<desk@${domain}>`)).toMatch(/^250 /);
+    expect(await sender.command('DATA')).toMatch(/^354 /);
+    await sender.write(mail(`desk@${domain}`, 'line\r\n'.repeat(20_000)));
+    expect(await sender.endData()).toMatch(/^451 /);
+    expect(await sender.command('NOOP')).toMatch(/^250 /);
+    sender.close();
+  });
+
   it('past the connections one address may hold, its next connection is answered 421; when one closes it gets in again', async () => {
     const { port } = await listener({ connectionsPerIp: 2 });
     const first = await openSmtpSession(port);

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   // A directory of this process's own: its files are only ever its sessions', and it goes away at shutdown
   // (after a crash, an `inbound-*` directory older than any session can be removed).
   const spoolDir = await mkdtemp(join(limits.spoolDir, 'inbound-'));
+  // On every way out, a crash included ('exit' runs then too, and only synchronous work does).
+  process.once('exit', () => rmSync(spoolDir, { recursive: true, force: true }));
   const recipients = new RecipientDirectory(db, config.INBOUND_RECIPIENT_CACHE_TTL_MS);
   const changes = listenForRecipientChanges(config.DATABASE_URL, recipients, logger);
   const server = createInboundSmtpServer({
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'closing the inbound SMTP listener');
     closeInboundSmtp(server)
-      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close(), rm(spoolDir, { recursive: true, force: true })]))
+      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close()]))
       .then(() => {
         blobs.close();
         process.exit(0);

@@ -202,7 +202,7 @@ export function createApp(deps: AppDeps): Express {
 
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash), maxKeys: config.MAX_API_KEYS_PER_WORKSPACE });
   apiKeyRoutes(table('API keys'), keys);
-  usageRoutes(table('Usage'), db);
+  usageRoutes(table('Usage'), db, config.INBOUND_STORAGE_QUOTA_BYTES);
   const linkTokens = telegramLinkTokens(macKeys(keyring));
   contactRoutes(table('Contacts'), createContactService(db, audienceDb), (workspaceId, contactId) => telegramLink(db, linkTokens, workspaceId, contactId));
   tagRoutes(table('Tags'), createTagService(db));

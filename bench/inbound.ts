@@ -12,6 +12,7 @@ import { startDnsServer } from '../test/helpers/dns-server';
 import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { startInboundMailWorkflows } from '../workers/inbound-acceptance';
+import { inboundLimits } from '../workers/inbound-limits';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../workers/inbound-smtp-server';
 import { percentile } from './stats';
 import { startWorkerProcess } from './worker-process';
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
   const inboxId = randomUUID();
   await db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [inboxId, workspaceId, found!.id, 'bench'] });
   await blobs.ensureBucket();
+  // Every sender is 127.0.0.1: the per-address rates would measure themselves, not the listener.
+  const limits = { ...inboundLimits(config), connectionsPerIpPerMinute: 1_000_000, messagesPerIpPerMinute: 1_000_000, connectionsPerIp: 1_000 };
 
   const bare = new SMTPServer({
     authOptional: true,
@@ -87,8 +90,8 @@ async function main(): Promise<void> {
   await closeInboundSmtp(bare);
 
   const listener = createInboundSmtpServer({
-    db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
-    maxConnections: config.INBOUND_MAX_CONNECTIONS, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+    db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', limits,
+    logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
   });
   const port = await listenInboundSmtp(listener, '127.0.0.1', 0);
   const ours = await drive(port, `bench@${domain}`);
@@ -101,8 +104,8 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const processedBefore = await countOf(db, inboxId, 'processed');
   const working = createInboundSmtpServer({
-    db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
-    maxConnections: config.INBOUND_MAX_CONNECTIONS, logger: pino({ level: 'silent' }), closeTimeoutMs: 200,
+    db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', limits,
+    logger: pino({ level: 'silent' }), closeTimeoutMs: 200,
     handOff: (accepted) => startInboundMailWorkflows({ db, client, taskQueuePrefix: prefix }, accepted),
   });
   const workingPort = await listenInboundSmtp(working, '127.0.0.1', 0);

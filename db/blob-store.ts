@@ -11,6 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Config } from '../core/config';
 
@@ -64,6 +65,8 @@ export interface StoredObject {
 export interface BlobStore {
   readonly bucket: string;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /** Uploads a file of `size` bytes as it is read from disk, never whole in memory (raw inbound mail). */
+  putFile(key: string, path: string, size: number, contentType: string): Promise<void>;
   /** The object's bytes, or null when there is none; null also when it is larger than `maxBytes`. */
   get(key: string, maxBytes: number): Promise<Buffer | null>;
   head(key: string): Promise<StoredObject | null>;
@@ -141,6 +144,21 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     async put(key, body, contentType) {
       await ensureBucket();
       await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+    },
+
+    async putFile(key, path, size, contentType) {
+      await ensureBucket();
+      // The SDK cannot retry a stream it has consumed: each attempt reads the file again.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
+          return;
+        } catch (error) {
+          const refused = error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500 && error.name !== 'SlowDown';
+          if (refused || attempt >= limits.maxAttempts) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        }
+      }
     },
 
     async get(key, maxBytes) {

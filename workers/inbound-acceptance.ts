@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { DNSResolver } from 'mailauth';
 import type { Client } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
@@ -17,9 +18,17 @@ export interface AcceptedRecipient {
   address: string;
 }
 
-/** One SMTP transaction after its DATA: the bytes and the recipients accepted at RCPT. */
+/** A message as the listener spooled it (workers/inbound-spool.ts): on disk, with its first bytes at hand. */
+export interface SpooledRaw {
+  path: string;
+  size: number;
+  /** The start of the message, its header block within. */
+  head: Buffer;
+}
+
+/** One SMTP transaction after its DATA: the message and the recipients accepted at RCPT. */
 export interface InboundTransaction {
-  raw: Buffer;
+  message: SpooledRaw;
   recipients: readonly AcceptedRecipient[];
   sender: SenderContext;
 }
@@ -40,17 +49,18 @@ export interface AcceptanceDeps {
 
 /**
  * Stores an accepted transaction before the listener answers 250: the sender's verdicts, the raw bytes in the
- * blob store (one object per workspace among the recipients, so no workspace's data points at another's),
+ * blob store (streamed from the spool file, never whole in memory) (one object per workspace among the recipients, so no workspace's data points at another's),
  * then one `received` row per inbox. Throws when the store or the database fails, and the listener answers
  * 451 so the sender retries: nothing is acknowledged that is not durable.
  */
 export async function acceptInboundMail(deps: AcceptanceDeps, transaction: InboundTransaction): Promise<AcceptedInboundMessage[]> {
-  const auth = await evaluateSender(transaction.raw, transaction.sender, { resolver: deps.resolver, mta: deps.mta });
-  const messageIdHeader = parseMessageIds(headerValue(headerBlockOf(transaction.raw), 'message-id'))[0] ?? null;
+  const { message } = transaction;
+  const auth = await evaluateSender(createReadStream(message.path), transaction.sender, { resolver: deps.resolver, mta: deps.mta });
+  const messageIdHeader = parseMessageIds(headerValue(headerBlockOf(message.head), 'message-id'))[0] ?? null;
   const accepted: AcceptedInboundMessage[] = [];
   for (const [workspaceId, recipients] of byWorkspace(transaction.recipients)) {
     const rawBlobKey = `inbound/${workspaceId}/${randomUUID()}.eml`;
-    await deps.blobs.put(rawBlobKey, transaction.raw, 'message/rfc822');
+    await deps.blobs.putFile(rawBlobKey, message.path, message.size, 'message/rfc822');
     let stored = 0;
     for (const recipient of recipients) {
       const id = await insertReceivedMessage(deps.db, {
@@ -61,7 +71,7 @@ export async function acceptInboundMail(deps: AcceptanceDeps, transaction: Inbou
         envelopeTo: recipient.address,
         remoteAddress: transaction.sender.ip,
         rawBlobKey,
-        rawSize: transaction.raw.length,
+        rawSize: message.size,
         auth,
       });
       if (id) {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { authenticate, type DNSResolver } from 'mailauth';
 import { authVerdict, type InboundAuthResults } from '../core/inbound/auth-results';
 
@@ -12,10 +13,11 @@ export interface SenderContext {
 
 /**
  * SPF, DKIM and DMARC of one inbound message, by mailauth (an independent implementation of the three, not
- * ours), asking the configured DNS servers. ARC and BIMI are left out: nothing here reads them yet. The
+ * ours), asking the configured DNS servers. The message may be a stream (the listener's spool file): mailauth
+ * hashes the body as it reads. ARC and BIMI are left out: nothing here reads them yet. The
  * evaluation never refuses mail; when it cannot run at all the message is kept with `temperror` verdicts.
  */
-export async function evaluateSender(raw: Buffer, sender: SenderContext, options: { resolver: DNSResolver; mta: string }): Promise<InboundAuthResults> {
+export async function evaluateSender(raw: Buffer | Readable, sender: SenderContext, options: { resolver: DNSResolver; mta: string }): Promise<InboundAuthResults> {
   try {
     const result = await authenticate(raw, {
       ip: sender.ip,

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { domainToASCII } from 'node:url';
 import type { DNSResolver } from 'mailauth';
 import type { Logger } from 'pino';
@@ -5,10 +6,15 @@ import type { Sequelize } from 'sequelize';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
 import { parseMailboxes } from '../core/addresses';
 import { headerBlockOf, headerValue } from '../core/inbound/header-block';
+import { ByteBudget } from '../core/inbound/byte-budget';
 import { decideSender } from '../core/inbound/rules';
 import type { BlobStore } from '../db/blob-store';
-import { findMailbox, listEmailRules } from '../db/repositories/inbound-mail';
+import { inboundStorageUsed } from '../db/repositories/inbound-storage';
 import { acceptInboundMail, type AcceptedInboundMessage, type AcceptedRecipient } from './inbound-acceptance';
+import { InboundAdmission } from './inbound-admission';
+import type { InboundLimits } from './inbound-limits';
+import { RecipientDirectory } from './inbound-recipients';
+import { spoolData, type SpoolOutcome } from './inbound-spool';
 
 export interface InboundSmtpOptions {
   db: Sequelize;
@@ -16,9 +22,10 @@ export interface InboundSmtpOptions {
   resolver: DNSResolver;
   /** Our name in the greeting and in the authentication results (INBOUND_MX_HOST). */
   mxHost: string;
-  maxMessageBytes: number;
-  /** Connections held at once; the next is answered 421 (INBOUND_MAX_CONNECTIONS). */
-  maxConnections: number;
+  /** workers/inbound-limits.ts: `inboundLimits(config)`, which tests narrow. */
+  limits: InboundLimits;
+  /** Recipient, rule and storage lookups; uncached when absent (workers/inbound-recipients.ts). */
+  recipients?: RecipientDirectory;
   /** PEM certificate and key: STARTTLS is offered only with them. */
   tls?: { cert: Buffer; key: Buffer };
   logger: Logger;
@@ -38,7 +45,23 @@ const REFUSALS = {
   not_allowed: '5.7.1 Sender not accepted by the recipient',
 } as const;
 
+const TRY_LATER = '4.3.0 Temporary failure, try again later';
+const SPOOL_FULL = '4.3.1 Insufficient system storage, try again later';
+const QUOTA_FULL = "4.2.2 Mailbox full: the recipient's storage quota is used up, try again later";
+
 const reply = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
+const isReply = (error: unknown): error is Error & { responseCode: number } => error instanceof Error && 'responseCode' in error;
+
+/** The answer at the end of DATA for a message the spool did not keep whole. */
+function spoolRefusal(outcome: Exclude<SpoolOutcome, 'complete'>, limits: InboundLimits): Error {
+  switch (outcome) {
+    case 'too_big': return reply(552, `5.3.4 Message exceeds the maximum size of ${limits.maxMessageBytes} bytes`);
+    case 'over_budget': return reply(452, SPOOL_FULL);
+    case 'too_many_parts': return reply(552, `5.3.4 Message has more than ${limits.maxMimeParts} MIME parts`);
+    case 'too_many_attachments': return reply(552, `5.3.4 Message has more than ${limits.maxAttachments} attachments`);
+    case 'too_complex': return reply(552, '5.3.4 Message structure too complex (a part header or nesting past our limits)');
+  }
+}
 
 /**
  * The inbound MX for inbound-enabled domains. Everything that can be decided before the message body is decided
@@ -47,48 +70,98 @@ const reply = (code: number, text: string) => Object.assign(new Error(text), { r
  * From the rules refuse (or an allow list neither sender meets) is 550 there, still in the session. The size limit is announced
  * in EHLO and enforced at MAIL FROM (SIZE=) and during DATA (552). An accepted message is stored (blob and row)
  * before the 250; a storage failure answers 451 so the sender tries again.
+ *
+ * What one sender or one workspace can take is bounded (docs/inboxes.md, Limits): connections and messages per
+ * client address (421, 450), DATA spooled to disk under a budget of bytes in flight for the whole process (452),
+ * MIME parts and attachments per message (552), and each workspace's stored mail (452 4.2.2, 552 5.2.2).
  */
 export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer {
+  const { limits } = options;
+  const recipients = options.recipients ?? new RecipientDirectory(options.db, 0);
+  const admission = new InboundAdmission(limits);
+  const budget = new ByteBudget(limits.maxBytesInFlight);
   // The recipients accepted in each session's current transaction, with whose inbox each one is.
   const transactions = new Map<string, AcceptedRecipient[]>();
   const senderOf = (session: SMTPServerSession) => (session.envelope.mailFrom && session.envelope.mailFrom.address) || null;
+  /** MAIL FROM's SIZE= (RFC 1870), 0 when not declared. */
+  const declaredSize = (mailFrom: SMTPServerAddress | false) => Number((mailFrom && mailFrom.args && mailFrom.args.SIZE) || 0);
 
   async function checkRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<AcceptedRecipient> {
     if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw reply(452, '4.5.3 Too many recipients');
     const at = address.address.lastIndexOf('@');
     const localPart = at > 0 ? address.address.slice(0, at) : '';
     const domain = at > 0 ? domainToASCII(address.address.slice(at + 1).replace(/\.$/, '').toLowerCase()) : '';
-    const mailbox = localPart && domain ? await findMailbox(options.db, localPart, domain) : { kind: 'not_ours' as const };
+    const mailbox = localPart && domain ? await recipients.mailbox(localPart, domain) : { kind: 'not_ours' as const };
     if (mailbox.kind === 'not_ours') throw reply(550, '5.7.1 Relaying denied: this server takes no mail for that domain');
     if (mailbox.kind === 'unknown_mailbox') throw reply(550, '5.1.1 No such mailbox');
     // A blocked envelope sender is refused now; an allow list may still be met by the From header, read at DATA.
-    const verdict = decideSender(await listEmailRules(options.db, mailbox.workspaceId), [senderOf(session)]);
+    const verdict = decideSender(await recipients.rules(mailbox.workspaceId), [senderOf(session)]);
     if (!verdict.accepted && verdict.reason === 'blocked') throw reply(550, REFUSALS.blocked);
+    // A full workspace is told now, before the body travels; the sender's queue retries once mail was deleted.
+    const stored = await recipients.storage(mailbox.workspaceId);
+    if (stored.bytes + declaredSize(session.envelope.mailFrom) > limits.storageQuotaBytes) throw reply(452, QUOTA_FULL);
     return { workspaceId: mailbox.workspaceId, inboxId: mailbox.inboxId, address: address.address };
   }
 
   /**
    * The recipients whose workspace's rules take the message, judged on the envelope sender and the From header
-   * together (core/inbound/rules.ts). The rules are read again: one added since RCPT counts. A message to
-   * several workspaces goes to those that take it; the session is refused only when none does.
+   * together (core/inbound/rules.ts). A message to several workspaces goes to those that take it; the session
+   * is refused only when none does.
    */
-  async function recipientsWanting(recipients: readonly AcceptedRecipient[], senders: readonly (string | null)[]) {
+  async function recipientsWanting(accepted: readonly AcceptedRecipient[], senders: readonly (string | null)[]) {
     const verdicts = new Map<string, ReturnType<typeof decideSender>>();
-    for (const workspaceId of new Set(recipients.map((recipient) => recipient.workspaceId))) {
-      verdicts.set(workspaceId, decideSender(await listEmailRules(options.db, workspaceId), senders));
+    for (const workspaceId of new Set(accepted.map((recipient) => recipient.workspaceId))) {
+      verdicts.set(workspaceId, decideSender(await recipients.rules(workspaceId), senders));
     }
     const refused = [...verdicts.values()].find((verdict) => !verdict.accepted);
     return {
-      accepted: recipients.filter((recipient) => verdicts.get(recipient.workspaceId)?.accepted),
+      accepted: accepted.filter((recipient) => verdicts.get(recipient.workspaceId)?.accepted),
       refusal: refused && !refused.accepted ? refused.reason : null,
     };
+  }
+
+  /**
+   * Every workspace among the recipients must have room for the message, read fresh from the database: all or
+   * none, so a message is never kept for some and silently lost for others. Larger than the whole quota it
+   * could never fit (552 5.2.2); otherwise the sender tries later (452 4.2.2).
+   */
+  async function checkStorage(accepted: readonly AcceptedRecipient[], size: number): Promise<void> {
+    if (size > limits.storageQuotaBytes) throw reply(552, `5.2.2 Message larger than the recipient's storage quota of ${limits.storageQuotaBytes} bytes`);
+    for (const workspaceId of new Set(accepted.map((recipient) => recipient.workspaceId))) {
+      const stored = await inboundStorageUsed(options.db, workspaceId);
+      if (stored.bytes + size > limits.storageQuotaBytes) throw reply(452, QUOTA_FULL);
+    }
+  }
+
+  async function receive(stream: Readable, session: SMTPServerSession): Promise<AcceptedInboundMessage[]> {
+    // A declared SIZE is taken whole as the body starts, so a message under way does not run out of budget
+    // halfway because others started after it; it is taken here and not at MAIL FROM so that sessions which
+    // never send a body hold nothing. Without a declaration (or room for it) bytes are taken as they come.
+    const declared = declaredSize(session.envelope.mailFrom);
+    const reserved = declared > 0 && declared <= limits.maxMessageBytes && budget.take(declared) ? declared : 0;
+    const spoolLimits = { dir: limits.spoolDir, maxMessageBytes: limits.maxMessageBytes, maxMimeParts: limits.maxMimeParts, maxAttachments: limits.maxAttachments };
+    const spooled = await spoolData(stream, budget, spoolLimits, reserved);
+    try {
+      const accepted = transactions.get(session.id) ?? [];
+      transactions.set(session.id, []);
+      if (spooled.outcome !== 'complete') throw spoolRefusal(spooled.outcome, limits);
+      if (!accepted.length) throw reply(503, '5.5.1 No valid recipients');
+      const sender = { ip: session.remoteAddress, helo: session.hostNameAppearsAs || session.clientHostname, envelopeFrom: senderOf(session) };
+      const wanted = await recipientsWanting(accepted, [sender.envelopeFrom, ...fromAddressesOf(spooled.head)]);
+      if (!wanted.accepted.length) throw reply(550, REFUSALS[wanted.refusal ?? 'not_allowed']);
+      await checkStorage(wanted.accepted, spooled.size);
+      const deps = { db: options.db, blobs: options.blobs, resolver: options.resolver, mta: options.mxHost };
+      return await acceptInboundMail(deps, { message: spooled, recipients: wanted.accepted, sender });
+    } finally {
+      await spooled.discard();
+    }
   }
 
   const server = new SMTPServer({
     name: options.mxHost,
     banner: 'inbound mail',
-    size: options.maxMessageBytes,
-    maxClients: options.maxConnections,
+    size: limits.maxMessageBytes,
+    maxClients: limits.maxConnections,
     // An MX takes mail for its own domains from anyone: no AUTH; STARTTLS only when there is a certificate.
     authOptional: true,
     disabledCommands: options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
@@ -96,10 +169,24 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     logger: false,
     closeTimeout: options.closeTimeoutMs ?? 30_000,
 
-    onMailFrom(_address, session, callback: SmtpCallback) {
+    onConnect(session, callback: SmtpCallback) {
+      admission.admit(session.id, session.remoteAddress).then(
+        (refusal) => callback(refusal && reply(refusal.code, refusal.text)),
+        () => callback(reply(421, TRY_LATER)),
+      );
+    },
+
+    onMailFrom(address, session, callback: SmtpCallback) {
       // A new transaction (after RSET or a previous message) starts with no recipients.
       transactions.set(session.id, []);
-      callback();
+      admission.startMessage(session.remoteAddress).then(
+        (refusal) => {
+          if (refusal) return callback(reply(refusal.code, refusal.text));
+          // A declared SIZE that cannot fit the spool now is refused before the body travels.
+          callback(budget.fits(declaredSize(address) || 1) ? null : reply(452, SPOOL_FULL));
+        },
+        () => callback(reply(451, TRY_LATER)),
+      );
     },
 
     onRcptTo(address, session, callback: SmtpCallback) {
@@ -109,53 +196,36 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
           callback();
         },
         (error: unknown) => {
-          if (error instanceof Error && 'responseCode' in error) return callback(error);
+          if (isReply(error)) return callback(error);
           options.logger.error({ err: error, session: session.id }, 'inbound recipient check failed');
-          callback(reply(451, '4.3.0 Temporary failure, try again later'));
+          callback(reply(451, TRY_LATER));
         },
       );
     },
 
     onData(stream, session, callback: SmtpCallback) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        // Past the limit the rest is read (the protocol needs it) but not kept.
-        if (size <= options.maxMessageBytes) chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        const recipients = transactions.get(session.id) ?? [];
-        transactions.set(session.id, []);
-        if (stream.sizeExceeded || size > options.maxMessageBytes) {
-          return callback(reply(552, `5.3.4 Message exceeds the maximum size of ${options.maxMessageBytes} bytes`));
-        }
-        if (!recipients.length) return callback(reply(503, '5.5.1 No valid recipients'));
-        const raw = Buffer.concat(chunks);
-        const sender = { ip: session.remoteAddress, helo: session.hostNameAppearsAs || session.clientHostname, envelopeFrom: senderOf(session) };
-        const accept = async () => {
-          const wanted = await recipientsWanting(recipients, [sender.envelopeFrom, ...fromAddressesOf(raw)]);
-          if (!wanted.accepted.length) throw reply(550, REFUSALS[wanted.refusal ?? 'not_allowed']);
-          return acceptInboundMail({ db: options.db, blobs: options.blobs, resolver: options.resolver, mta: options.mxHost }, { raw, recipients: wanted.accepted, sender });
-        };
-        accept().then(
-          (accepted) => {
-            callback();
-            options.handOff(accepted).catch((error: unknown) => {
-              options.logger.warn({ err: error, accepted: accepted.map((message) => message.id) }, 'inbound hand-off failed; the outbox will start it');
-            });
-          },
-          (error: unknown) => {
-            if (error instanceof Error && 'responseCode' in error) return callback(error);
-            options.logger.error({ err: error, session: session.id }, 'inbound mail could not be stored');
-            callback(reply(451, '4.3.0 Temporary failure, try again later'));
-          },
-        );
-      });
+      receive(stream, session).then(
+        (accepted) => {
+          callback();
+          options.handOff(accepted).catch((error: unknown) => {
+            options.logger.warn({ err: error, accepted: accepted.map((message) => message.id) }, 'inbound hand-off failed; the outbox will start it');
+          });
+        },
+        (error: unknown) => {
+          if (isReply(error)) {
+            // A full spool or a full workspace is capacity an operator should see; other refusals are the sender's.
+            if (error.responseCode === 452) options.logger.warn({ session: session.id, reply: error.message, bytesInFlight: budget.inFlight }, 'inbound mail deferred');
+            return callback(error);
+          }
+          options.logger.error({ err: error, session: session.id }, 'inbound mail could not be stored');
+          callback(reply(451, TRY_LATER));
+        },
+      );
     },
 
     onClose(session) {
       transactions.delete(session.id);
+      admission.leave(session.id);
     },
   });
   server.on('error', (error) => options.logger.warn({ err: error }, 'inbound SMTP connection error'));
@@ -163,8 +233,8 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
 }
 
 /** The addresses of the From header, as far as they parse (an unreadable From names nobody). */
-function fromAddressesOf(raw: Buffer): string[] {
-  const from = headerValue(headerBlockOf(raw), 'from');
+function fromAddressesOf(head: Buffer): string[] {
+  const from = headerValue(headerBlockOf(head), 'from');
   const parsed = from ? parseMailboxes(from) : null;
   return parsed?.ok ? parsed.mailboxes.map((mailbox) => mailbox.address) : [];
 }

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createDnsResolve } from '../activities/dns-lookup';
@@ -7,6 +9,8 @@ import { logRedaction } from '../core/log-redaction';
 import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { createSequelize } from '../db/sequelize';
 import { startInboundMailWorkflows } from './inbound-acceptance';
+import { inboundLimits } from './inbound-limits';
+import { listenForRecipientChanges, RecipientDirectory } from './inbound-recipients';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './inbound-smtp-server';
 
 /**
@@ -24,13 +28,21 @@ async function main(): Promise<void> {
   const tls = config.INBOUND_TLS_CERT_PATH && config.INBOUND_TLS_KEY_PATH
     ? { cert: readFileSync(config.INBOUND_TLS_CERT_PATH), key: readFileSync(config.INBOUND_TLS_KEY_PATH) }
     : undefined;
+  const limits = inboundLimits(config);
+  // A directory of this process's own: its files are only ever its sessions', and it goes away at shutdown
+  // (after a crash, an `inbound-*` directory older than any session can be removed).
+  const spoolDir = await mkdtemp(join(limits.spoolDir, 'inbound-'));
+  // On every way out, a crash included ('exit' runs then too, and only synchronous work does).
+  process.once('exit', () => rmSync(spoolDir, { recursive: true, force: true }));
+  const recipients = new RecipientDirectory(db, config.INBOUND_RECIPIENT_CACHE_TTL_MS);
+  const changes = listenForRecipientChanges(config.DATABASE_URL, recipients, logger);
   const server = createInboundSmtpServer({
     db,
     blobs,
     resolver: createDnsResolve({ servers: config.DNS_SERVERS }),
     mxHost: config.INBOUND_MX_HOST,
-    maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
-    maxConnections: config.INBOUND_MAX_CONNECTIONS,
+    limits: { ...limits, spoolDir },
+    recipients,
     tls,
     logger,
     handOff: (accepted) => startInboundMailWorkflows({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX }, accepted),
@@ -45,7 +57,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'closing the inbound SMTP listener');
     closeInboundSmtp(server)
-      .then(() => Promise.allSettled([db.close(), client.connection.close()]))
+      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close()]))
       .then(() => {
         blobs.close();
         process.exit(0);

@@ -40,6 +40,14 @@ export const UsageSnapshotSchema = z
     daily: z
       .array(z.object({ date: z.iso.date(), messages: z.number().int(), byChannel: ByChannelSchema }))
       .describe('Every day of the period so far (UTC), oldest first, days without sends as zeros'),
+    inboundStorage: z
+      .object({
+        limit: z.number().int().describe('Bytes of received mail the workspace may hold (INBOUND_STORAGE_QUOTA_BYTES)'),
+        used: z.number().int().describe('Raw size of every received message held, each inbox\'s copy counted'),
+        remaining: z.number().int(),
+        messages: z.number().int().describe('Received messages held'),
+      })
+      .describe('Received mail now (not per period): past the limit the inbound listener answers 452 4.2.2 until mail is deleted'),
   })
   .meta({ id: 'UsageSnapshot' });
 

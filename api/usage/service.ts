@@ -2,6 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { isPlanName, PLANS, type PlanName, quotaFigures, type UsagePeriod, usagePeriodAt } from '../../core/plans';
 import { daysOf, periodOfMonth, usageBreakdown } from '../../core/usage';
+import { inboundStorageUsed } from '../../db/repositories/inbound-storage';
 import { findUsageStatement, usageDays, usedInPeriod } from '../../db/repositories/usage';
 import type { UsageSnapshot } from './schemas';
 
@@ -19,14 +20,17 @@ async function periodFigures(db: Sequelize, workspaceId: string, planNow: PlanNa
 
 /**
  * Usage of the month `month` (YYYY-MM; the current one when absent) as of `now`: the quota figures, the
- * units by channel and kind, and each day so far. Months after the current one have no usage yet (422).
+ * units by channel and kind, and each day so far; beside them, the received mail held against its quota. Months after the current one have no usage yet (422).
  */
-export async function usageSnapshot(db: Sequelize, workspaceId: string, planNow: PlanName, now: Date, month?: string): Promise<UsageSnapshot> {
+export async function usageSnapshot(
+  db: Sequelize, workspaceId: string, planNow: PlanName, now: Date, month: string | undefined, inboundQuotaBytes: number,
+): Promise<UsageSnapshot> {
   const period = month ? periodOfMonth(month) : usagePeriodAt(now);
   if (period.start > now) throw AppError.validation({ formErrors: [], fieldErrors: { period: ['The month has not begun yet'] } });
-  const [{ closed, plan, overageBilling, ...figures }, rows] = await Promise.all([
+  const [{ closed, plan, overageBilling, ...figures }, rows, stored] = await Promise.all([
     periodFigures(db, workspaceId, planNow, period),
     usageDays(db, workspaceId, period),
+    inboundStorageUsed(db, workspaceId),
   ]);
   const { byChannel, byKind, daily } = usageBreakdown(rows, daysOf(period, now));
   return {
@@ -42,5 +46,6 @@ export async function usageSnapshot(db: Sequelize, workspaceId: string, planNow:
       byKind,
     },
     daily,
+    inboundStorage: { limit: inboundQuotaBytes, used: stored.bytes, remaining: Math.max(0, inboundQuotaBytes - stored.bytes), messages: stored.messages },
   };
 }

@@ -25,6 +25,7 @@ import * as commerceAttribution from './0024-commerce-attribution';
 import * as imports from './0025-imports';
 import * as usageDaily from './0026-usage-daily';
 import * as analyticsConnections from './0027-analytics-connections';
+import * as inboundLimits from './0029-inbound-limits';
 import * as journeySkips from './0031-journey-skips';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
@@ -56,5 +57,6 @@ export const migrations = [
   { name: '0025-imports', ...imports },
   { name: '0026-usage-daily', ...usageDaily },
   { name: '0027-analytics-connections', ...analyticsConnections },
+  { name: '0029-inbound-limits', ...inboundLimits },
   { name: '0031-journey-skips', ...journeySkips },
 ];

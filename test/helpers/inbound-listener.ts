@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { SMTPServer } from 'smtp-server';
 import type { BlobStore } from '../../db/blob-store';
 import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
+import { inboundLimits } from '../../workers/inbound-limits';
 import { createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
 import type { TestDnsServer } from './dns-server';
 import type { EmailStack } from './email-stack';
@@ -27,8 +28,7 @@ export async function startInboundListener(options: {
     blobs: options.blobs,
     resolver: options.dns.resolver,
     mxHost: 'inbound.messaging.local',
-    maxMessageBytes: 1024 * 1024,
-    maxConnections: 50,
+    limits: { ...inboundLimits(stack.api.config), maxMessageBytes: 1024 * 1024, maxConnections: 50 },
     logger: pino({ level: 'silent' }),
     handOff: (accepted) => (options.handOff ? options.handOff(accepted, () => start(accepted)) : start(accepted)),
     closeTimeoutMs: 200,

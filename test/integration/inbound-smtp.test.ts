@@ -14,6 +14,7 @@ import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob
 import { findDomainByName, setInboundEnabled } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import type { AcceptedInboundMessage } from '../../workers/inbound-acceptance';
+import { inboundLimits, type InboundLimits } from '../../workers/inbound-limits';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
@@ -61,6 +62,9 @@ describe('the inbound SMTP listener', () => {
     return name;
   }
 
+  /** The configured limits with this file's small message size; a test narrows what it is about. */
+  const limits = (overrides: Partial<InboundLimits> = {}): InboundLimits => ({ ...inboundLimits(config), maxMessageBytes: MAX_BYTES, maxConnections: 50, ...overrides });
+
   const rowsOf = (inbox: string) =>
     db.query<StoredRow>('SELECT * FROM inbox_messages WHERE inbox_id = $1 ORDER BY created_at', { bind: [inbox], type: QueryTypes.SELECT });
 
@@ -90,8 +94,7 @@ describe('the inbound SMTP listener', () => {
       blobs,
       resolver: dns.resolver,
       mxHost: 'inbound.messaging.local',
-      maxMessageBytes: MAX_BYTES,
-      maxConnections: 50,
+      limits: limits(),
       tls: { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private) },
       logger: pino({ level: 'silent' }),
       handOff: async (accepted) => {
@@ -281,8 +284,8 @@ describe('the inbound SMTP listener', () => {
     // A blob store nobody listens at: the upload fails at once.
     const deadStore = createBlobStore({ bucket: 'nowhere', region: 'us-east-1', endpoint: 'http://127.0.0.1:1', createBucket: false, limits: { connectMs: 500, maxAttempts: 1 } });
     const failing = createInboundSmtpServer({
-      db, blobs: deadStore, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
-      maxConnections: 50, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+      db, blobs: deadStore, resolver: dns.resolver, mxHost: 'inbound.messaging.local', limits: limits(),
+      logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
     });
     const livePort = port;
     port = await listenInboundSmtp(failing, '127.0.0.1', 0);
@@ -306,8 +309,8 @@ describe('the inbound SMTP listener', () => {
 
   it('past the connection cap a new connection is answered 421 (try later) while the held one keeps its session', async () => {
     const capped = createInboundSmtpServer({
-      db, blobs, resolver: dns.resolver, mxHost: 'inbound.messaging.local', maxMessageBytes: MAX_BYTES,
-      maxConnections: 1, logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
+      db, blobs, resolver: dns.resolver, mxHost: 'inbound.messaging.local', limits: limits({ maxConnections: 1 }),
+      logger: pino({ level: 'silent' }), handOff: async () => undefined, closeTimeoutMs: 200,
     });
     const cappedPort = await listenInboundSmtp(capped, '127.0.0.1', 0);
     const greeting = (socket: Socket) => new Promise<string>((resolve) => socket.once('data', (data: Buffer) => resolve(data.toString())));

@@ -20,6 +20,11 @@ export interface AnsweredMessage {
   text: string | null;
   html: string | null;
   createdAt: Date;
+  /**
+   * False for received mail whose From failed authentication (docs/inboxes.md, authenticated senders); absent
+   * for mail received before that mark existed, and for our own.
+   */
+  senderAuthenticated?: boolean;
 }
 
 /**
@@ -89,9 +94,12 @@ export function replyRecipients(
   const self = new Set([lower(inboxAddress)]);
   const sender = answered.fromAddress ? [formatMailbox({ name: answered.fromName, address: answered.fromAddress })] : [];
   const primary = answered.direction === 'in' ? sender : answered.to;
-  const to = without(replyAll && answered.direction === 'in' ? [...primary, ...answered.to] : primary, self, parse);
+  // The To and Cc of a message whose From failed authentication are whatever a spoofer wrote: reply-all to it
+  // answers its From alone, so an agent's answer cannot be steered to addresses of the spoofer's choosing.
+  const all = replyAll && !(answered.direction === 'in' && answered.senderAuthenticated === false);
+  const to = without(all && answered.direction === 'in' ? [...primary, ...answered.to] : primary, self, parse);
   const taken = new Set([...self, ...to.map((value) => lower(parse(value)?.address ?? value))]);
-  const cc = replyAll ? without(answered.cc, taken, parse) : [];
+  const cc = all ? without(answered.cc, taken, parse) : [];
   return { to, cc };
 }
 

@@ -150,7 +150,8 @@ export function createInboxSending(deps: { db: Sequelize; checks: SendChecks; in
   async function answering(workspaceId: string, inbox: InboxRecord, threadId: string, replyAll: boolean) {
     const answered = await findAnsweredMessage(db, workspaceId, threadId);
     if (!answered) throw new AppError('conflict', 'The thread has no message to answer yet (only a draft)');
-    const message: AnsweredMessage = answered;
+    const mark = (answered.auth?.sender ?? null) as { authenticated?: boolean } | null;
+    const message: AnsweredMessage = { ...answered, senderAuthenticated: mark?.authenticated };
     return { answered: message, ...replyReferences(message), subject: replySubject(message.subject), ...replyRecipients(message, inbox.address, replyAll, mailboxOf) };
   }
 

@@ -70,6 +70,13 @@ describe('reply recipients', () => {
     });
   });
 
+  it('reply-all to a message whose From failed authentication → its From alone, not the To and Cc it named', () => {
+    const spoofed = inbound({ cc: ['carol@example.org'], senderAuthenticated: false });
+    expect(replyRecipients(spoofed, 'support@inbox.example.com', true, parse)).toEqual({ to: ['Ann <ann@example.org>'], cc: [] });
+    const vouched = inbound({ cc: ['carol@example.org'], senderAuthenticated: true });
+    expect(replyRecipients(vouched, 'support@inbox.example.com', true, parse).cc).toEqual(['carol@example.org']);
+  });
+
   it('answering our own last message → its recipients again', () => {
     const ours = inbound({ direction: 'out', fromAddress: 'support@inbox.example.com', to: ['dan@example.org'], cc: [] });
     expect(replyRecipients(ours, 'support@inbox.example.com', false, parse)).toEqual({ to: ['dan@example.org'], cc: [] });

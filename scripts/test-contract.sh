@@ -29,6 +29,9 @@ export TRACKING_PER_IP_PER_MINUTE=1000000 UNSUBSCRIBE_PER_IP_PER_MINUTE=1000000 
 export DOCS_PER_IP_PER_MINUTE=1000000 UNKNOWN_KEYS_PER_IP_PER_MINUTE=1000000
 # The same for the workspace budget and its slots of heavy work (docs/security.md, noisy neighbours).
 export WORKSPACE_RATE_LIMIT_PER_SECOND=100000000 WORKSPACE_HEAVY_CONCURRENCY=1000
+# The fuzzer creates keys by the hundred in one workspace; the key cap (402 quota_exceeded past 20) is
+# proven by test/integration/workspace-budgets.test.ts.
+export MAX_API_KEYS_PER_WORKSPACE=1000000
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
 
 # The API starts workflows for every accepted send, so it needs a Temporal server to answer 202; attachments

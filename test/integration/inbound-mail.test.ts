@@ -16,6 +16,7 @@ import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
 import { startInboundListener } from '../helpers/inbound-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { until } from '../helpers/polling';
 
 jest.setTimeout(120_000);
 
@@ -119,14 +120,6 @@ function senderDomain(how: 'dkim' | 'spf') {
   dns.setTxt(domain, 'v=spf1 ip4:192.0.2.1 -all');
   const key: DkimKey = { domainName: domain, keySelector: 'mail', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
   return { domain, key };
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-  }
 }
 
 const messagesOf = (inboxId: string) =>

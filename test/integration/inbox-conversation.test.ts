@@ -9,6 +9,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
 import { startInboundListener } from '../helpers/inbound-listener';
+import { until } from '../helpers/polling';
 
 jest.setTimeout(120_000);
 
@@ -54,14 +55,6 @@ interface EmailMessage {
   from: string;
   replyText: string | null;
   messageIdHeader: string;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-  }
 }
 
 /** The MIME the provider was handed for a send of ours, parsed as a mail client parses it. */

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { enrollmentWorkflowId } from '../../core/ids';
 import { createWorkspace } from '../helpers/factories';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
+import { expectStatus, until } from '../helpers/polling';
 
 // What a journey shows and what it keeps out of Temporal, on the whole stack (the API, the shipped
 // workers, Postgres, Temporal): a message step skipped at run time is shown with its reason where a user
@@ -22,20 +23,6 @@ afterAll(async () => {
 });
 
 type Call = ReturnType<EmailStack['api']['as']>;
-
-async function expectStatus(response: Promise<{ status: number; body: unknown }>, status: number): Promise<Record<string, unknown>> {
-  const answer = await response;
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)}`);
-  return answer.body as Record<string, unknown>;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-  }
-}
 
 /** A workspace with a verified domain, its default sender and one email template; returns its caller. */
 async function workspace(): Promise<{ call: Call; template: string }> {

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { enrollmentWorkflowId } from '../../core/ids';
 import { createWorkspace } from '../helpers/factories';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
+import { expectStatus, until } from '../helpers/polling';
 
 // A journey through the public API on the whole stack: POST /automations and /activate, POST /events as the
 // trigger and as the event a wait_for_event or the goal waits for, the journey workflow and its activities
@@ -23,12 +24,6 @@ afterAll(async () => {
 
 type Call = ReturnType<EmailStack['api']['as']>;
 
-async function expectStatus(response: Promise<{ status: number; body: unknown }>, status: number): Promise<Record<string, unknown>> {
-  const answer = await response;
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)}`);
-  return answer.body as Record<string, unknown>;
-}
-
 /** A workspace with a verified domain and a welcome, thanks and nudge template; returns its caller. */
 async function workspace(): Promise<{ call: Call; templates: Record<'welcome' | 'thanks' | 'nudge', string>; domain: string }> {
   const { workspaceId, apiKey } = await createWorkspace(stack.api.db);
@@ -47,14 +42,6 @@ function subjectsTo(address: string): string[] {
   return stack.sink.received
     .filter((mail) => mail.recipients.includes(address))
     .map((mail) => /^Subject: (.*)$/m.exec(mail.raw)?.[1]?.trim() ?? '');
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-  }
 }
 
 it('a signup event starts the journey; a purchase takes the wait_for_event branch, no purchase its timeout branch, an upgrade the goal', async () => {

@@ -4,6 +4,7 @@ import { saveDomainCheck } from '../../db/repositories/domains';
 import { createList, sendNow } from '../helpers/campaigns';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace, queueMessages } from '../helpers/factories';
+import { expectStatus, until } from '../helpers/polling';
 
 // Sender authorization (issue 29): no workspace sends as a domain it has not verified, on any path. The API
 // refuses such senders (journeys with a 422 naming the node), and delivery refuses them again, so a domain
@@ -22,12 +23,6 @@ type Answer = { status: number; body: Record<string, unknown> };
 async function answer(response: Promise<{ status: number; body: unknown }>): Promise<Answer> {
   const { status, body } = await response;
   return { status, body: body as Record<string, unknown> };
-}
-
-async function expectStatus(response: Promise<{ status: number; body: unknown }>, status: number): Promise<Record<string, unknown>> {
-  const got = await answer(response);
-  if (got.status !== status) throw new Error(`expected ${status}, got ${got.status}: ${JSON.stringify(got.body)}`);
-  return got.body;
 }
 
 /** A workspace with a verified domain (no default sender unless asked) and an email template. */
@@ -65,14 +60,6 @@ async function messageRow(workspaceId: string, id: string) {
     { bind: [workspaceId, id], type: QueryTypes.SELECT },
   );
   return row;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never: ${what} (last: ${JSON.stringify(value)})`);
-  }
 }
 
 const mailFrom = (domain: string) => stack.sink.received.filter((mail) => mail.raw.includes(`@${domain}`));

@@ -42,7 +42,8 @@ export async function suppressingRefusals(db: Sequelize, channel: Channel, messa
   try {
     return await send();
   } catch (error) {
-    if (error instanceof RecipientRefusedError && message.to[0]) {
+    if (!(error instanceof RecipientRefusedError)) throw error;
+    if (message.to[0]) {
       await suppressRefusedRecipient(db, message.workspaceId, {
         channel,
         address: message.to[0],
@@ -51,6 +52,8 @@ export async function suppressingRefusals(db: Sequelize, channel: Channel, messa
         messageId: message.id,
       });
     }
-    throw error;
+    // Temporal names a failure by its class (constructor.name), and only `PermanentSendError` is
+    // non-retryable (workflows/send-message.ts): the subclass would be retried, so it leaves as its base.
+    throw new PermanentSendError(error.message);
   }
 }

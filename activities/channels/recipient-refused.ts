@@ -2,10 +2,10 @@ import type { ChatRefusal } from '../../core/chat-refusals';
 import { PermanentSendError } from './email-channel';
 
 /**
- * A permanent refusal that is the recipient's lasting state (core/chat-refusals.ts): the message fails like
- * any PermanentSendError (its name stays `PermanentSendError`, so Temporal does not retry it and the batch
- * path fails it alone), and the chat delivery suppresses the recipient before passing it on
- * (chat-delivery.ts, `suppressingRefusals`). `detail` is the provider's own words.
+ * A permanent refusal that is the recipient's lasting state (core/chat-refusals.ts), as a chat channel
+ * throws it. The chat delivery (chat-delivery.ts, `suppressingRefusals`) suppresses the recipient and passes
+ * it on as a plain PermanentSendError, which fails the message: Temporal types a failure by its class name,
+ * so this subclass must never leave the activity itself. `detail` is the provider's own words.
  */
 export class RecipientRefusedError extends PermanentSendError {
   constructor(

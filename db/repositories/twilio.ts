@@ -137,6 +137,7 @@ export async function recordTwilioStatus(
     if (!stored) return 'duplicate';
     const move = MOVES[event.type];
     const moved = move ? await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction) : false;
+    // A chat message has one recipient; Twilio carries only this service's WhatsApp messages.
     const recipient = found.recipients[0];
     if (failure?.suppress && recipient) {
       await suppressRefusedRecipient(db, workspaceId, { channel: 'whatsapp', address: recipient, reason: failure.suppress, detail: failure.detail, messageId }, transaction);

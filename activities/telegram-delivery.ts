@@ -8,7 +8,7 @@ import type { PaceLimit } from '../db/send-pacer';
 import type { MissingAttachment } from '../services/attachment-sources';
 import { type OutboundAttachment, PermanentSendError } from './channels/email-channel';
 import type { TelegramChannel } from './channels/telegram-channel';
-import { chatRenderOf, unsuppressedRecipient } from './chat-delivery';
+import { chatRenderOf, suppressingRefusals, unsuppressedRecipient } from './chat-delivery';
 import type { ChannelDelivery } from './delivery';
 import { telegramPaceLimits } from './pacing';
 import type { SendObserver } from './send-observer';
@@ -49,11 +49,11 @@ export function createTelegramDelivery(deps: TelegramDeliveryDeps): ChannelDeliv
         limits,
         data: missing.length ? { missingAttachments: missing } : undefined,
         // Read under the claim (this runs after it is taken), so no other attempt is sending parts meanwhile.
-        send: async () => deps.channel.send(integration, outbound, {
+        send: () => suppressingRefusals(db, 'telegram', message, async () => deps.channel.send(integration, outbound, {
           sent: await findSentParts(db, message.workspaceId, message.id),
           record: (part, providerPartId) => recordSentPart(db, message.workspaceId, message.id, part, providerPartId),
           nextTurn: () => deps.pace(limits),
-        }),
+        })),
       };
     },
   };

@@ -5,7 +5,7 @@ import type { Message } from '../db/repositories/messages';
 import { findTwilioIntegration } from '../db/repositories/twilio';
 import { PermanentSendError } from './channels/email-channel';
 import type { WhatsAppChannel, WhatsAppContent as OutboundContent } from './channels/whatsapp-channel';
-import { chatRenderOf, unsuppressedRecipient } from './chat-delivery';
+import { chatRenderOf, suppressingRefusals, unsuppressedRecipient } from './chat-delivery';
 import type { ChannelDelivery } from './delivery';
 import { whatsAppPaceLimits } from './pacing';
 import type { SendObserver } from './send-observer';
@@ -24,7 +24,8 @@ export interface WhatsAppDeliveryDeps {
 /**
  * WhatsApp on the delivery path: free-form text (its render) or an approved content template, with media,
  * to the E.164 number the message was accepted for, from the workspace's Twilio sender at that sender's
- * rate. Twilio's refusals are classified by the adapter (21211 invalid number: permanent; 429: retried).
+ * rate. Twilio's refusals are classified by the adapter (21211 invalid number: permanent, and the number
+ * suppressed; 429: retried).
  */
 export function createWhatsAppDelivery(deps: WhatsAppDeliveryDeps): ChannelDelivery {
   const { db } = deps;
@@ -48,7 +49,7 @@ export function createWhatsAppDelivery(deps: WhatsAppDeliveryDeps): ChannelDeliv
       if (outbound.kind === 'text' && !outbound.body && mediaUrls.length === 0) throw new PermanentSendError('a WhatsApp message needs a text, a content template or media');
       return {
         limits: whatsAppPaceLimits(integration.whatsappFrom, deps.ratePerSecond),
-        send: () => deps.channel.send({ workspaceId: message.workspaceId, messageId: message.id, to, content: outbound, mediaUrls }),
+        send: () => suppressingRefusals(db, 'whatsapp', message, () => deps.channel.send({ workspaceId: message.workspaceId, messageId: message.id, to, content: outbound, mediaUrls })),
       };
     },
   };

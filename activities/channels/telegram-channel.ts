@@ -1,8 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { telegramRefusal } from '../../core/chat-refusals';
 import { type Keyring, openSecret } from '../../core/secrets';
 import type { TelegramIntegrationRecord } from '../../db/repositories/telegram';
 import { type BotApi, botApiRefusal, deadline } from '../../services/telegram-bot-api';
 import { type OutboundAttachment, PermanentSendError, type SendReceipt } from './email-channel';
+import { RecipientRefusedError } from './recipient-refused';
 
 /** A Telegram message ready to leave: the chat, the rendered text, the resolved attachments. */
 export interface OutboundTelegramMessage {
@@ -72,8 +74,10 @@ function safeFilename(filename: string): string {
 /**
  * A refused call in the send path's terms. 429 (flood control) is retried after exactly the wait Telegram
  * names; every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too
- * large) cannot succeed by retrying and fails the message. Anything else (network, timeout, 5xx) is
- * thrown as it is and retried with the activity's backoff.
+ * large) cannot succeed by retrying and fails the message. The refusals that are the recipient's lasting
+ * state (blocked, kicked, deactivated, no such chat: core/chat-refusals.ts) also suppress the chat; a 401 is
+ * the bot's and suppresses nobody. Anything else (network, timeout, 5xx) is thrown as it is and retried
+ * with the activity's backoff.
  */
 function sendFailure(error: unknown): unknown {
   const refusal = botApiRefusal(error);
@@ -85,7 +89,10 @@ function sendFailure(error: unknown): unknown {
       nextRetryDelay: (refusal.retryAfterSeconds ?? 1) * 1000,
     });
   }
-  return new PermanentSendError(`Telegram ${refusal.code}: ${refusal.description}`);
+  const said = `Telegram ${refusal.code}: ${refusal.description}`;
+  const { meaning, suppress } = telegramRefusal(refusal.code, refusal.description);
+  if (!suppress) return new PermanentSendError(`${said} (${meaning})`);
+  return new RecipientRefusedError(`${said} (${meaning}); the chat is now suppressed on telegram (${suppress})`, suppress, said);
 }
 
 export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChannel {

@@ -1,9 +1,11 @@
 import type { Sequelize } from 'sequelize';
+import { twilioError } from '../../core/chat-refusals';
 import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
 import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
 import { PermanentSendError, type SendReceipt } from './email-channel';
+import { RecipientRefusedError } from './recipient-refused';
 
 /**
  * What a WhatsApp message says: free-form text (only inside the customer-service window), or an approved
@@ -80,7 +82,11 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
         const refusal = twilioRefusal(error);
         // 429 (throttled) and 5xx are Twilio's state, not the message's: thrown as they are, so the activity retries.
         if (refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429) {
-          throw new PermanentSendError(`Twilio refused the message (${refusal.status}${refusal.code ? `, error ${refusal.code}` : ''}): ${refusal.message}`);
+          const said = `Twilio refused the message (${refusal.status}${refusal.code ? `, error ${refusal.code}` : ''}): ${refusal.message}`;
+          const known = twilioError(refusal.code);
+          // A recipient's lasting refusal (21211, 21610, ...) also suppresses the number (chat-delivery.ts).
+          if (known?.suppress) throw new RecipientRefusedError(`${said} (${known.meaning}); ${to} is now suppressed on whatsapp (${known.suppress})`, known.suppress, said);
+          throw new PermanentSendError(known ? `${said} (${known.meaning})` : said);
         }
         throw error;
       }

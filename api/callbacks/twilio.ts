@@ -66,9 +66,11 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     const status = field(body, 'MessageStatus');
     const event = twilioStatusEvent(status);
     const messageSid = field(body, 'MessageSid');
+    // Twilio's ErrorCode on failed/undelivered statuses (21610, 63016, ...: core/chat-refusals.ts).
+    const errorCode = /^\d{1,6}$/.test(field(body, 'ErrorCode')) ? Number(field(body, 'ErrorCode')) : null;
     if (event && messageSid) {
       const at = new Date();
-      const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at);
+      const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at, errorCode);
       // Twilio can be quicker than the send's record of the SID: kept until the SID is known (expires after 7 days).
       if (outcome === 'unknown-message') {
         const allowed = await parking.consume(workspaceId).catch((rejection: unknown) => {
@@ -80,7 +82,7 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
           res.setHeader('Retry-After', '3600');
           throw new AppError('rate_limit_exceeded', 'Too many statuses for unknown messages', { limit: deps.parkedPerHour, retryAfter: 3_600 });
         }
-        await parkTwilioStatus(deps.db, workspaceId, messageSid, status, at);
+        await parkTwilioStatus(deps.db, workspaceId, messageSid, status, at, errorCode);
         req.log.info({ workspaceId, messageSid, status }, 'Twilio status for a SID not recorded yet: parked');
       }
     }

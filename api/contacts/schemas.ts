@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { addressByChannel, text } from '../http/formats';
 import { CHANNELS, CONSENTS } from '../../core/identities';
+import { SUPPRESSION_REASONS } from '../../core/suppressions';
 
 export const MAX_IDENTITIES = 20;
 export const MAX_ATTRIBUTES = 200;
@@ -35,7 +36,17 @@ export const UpsertContactBody = z
   .meta({ id: 'UpsertContact' });
 
 export const ContactIdentitySchema = z
-  .object({ channel: Channel, address: z.string(), consent: Consent, verified: z.boolean(), isPrimary: z.boolean() })
+  .object({
+    channel: Channel,
+    address: z.string(),
+    consent: Consent,
+    verified: z.boolean(),
+    isPrimary: z.boolean(),
+    suppression: z
+      .object({ reason: z.enum(SUPPRESSION_REASONS), detail: z.string().nullable(), messageId: z.uuid().nullable(), createdAt: z.iso.datetime() })
+      .optional()
+      .describe('On GET /contacts/:id, when the address is on the suppression list: why (detail: the provider\'s words when a delivery refusal added it)'),
+  })
   .meta({ id: 'ContactIdentity' });
 
 export const ContactSchema = z

@@ -9,7 +9,7 @@ import { identitiesOf } from '../../db/repositories/contact-identities';
 import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listsOfContact } from '../../db/repositories/lists';
-import { suppressErased } from '../../db/repositories/suppressions';
+import { suppressErased, suppressionsOf } from '../../db/repositories/suppressions';
 import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '../../db/repositories/tags';
 import type { ContactListInput, UpsertContactInput } from './schemas';
 import { createContactExports } from './export';
@@ -68,7 +68,7 @@ export function createContactService(db: Sequelize, audienceDb: Sequelize = db) 
         tagsOfContact(db, workspaceId, contactId),
         listsOfContact(db, workspaceId, contactId),
       ]);
-      return { contact, identities, tags, lists };
+      return { contact, identities, tags, lists, suppressions: await suppressionsOf(db, workspaceId, identities) };
     },
 
     /** Erases the person: the contact row and, by cascade, everything hanging off it; the addresses stay suppressed. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { IdentityRecord } from '../../db/repositories/contact-identities';
 import type { ContactRecord } from '../../db/repositories/contacts';
+import type { SuppressionRecord } from '../../db/repositories/suppressions';
 import type { UpsertOutcome } from './upsert';
 import type { ContactDetailSchema, ContactIdentitySchema, ContactSchema, ContactUpsertedSchema } from './schemas';
 
@@ -28,12 +29,22 @@ export function contactDetailView(detail: {
   identities: IdentityRecord[];
   tags: Array<{ id: string; name: string }>;
   lists: Array<{ id: string; name: string }>;
+  /** Keyed `<channel>:<address>` (suppressionsOf). */
+  suppressions: ReadonlyMap<string, SuppressionRecord>;
 }): z.infer<typeof ContactDetailSchema> {
   return {
     id: detail.contact.id,
     attributes: detail.contact.attributes,
     createdAt: detail.contact.createdAt.toISOString(),
-    identities: detail.identities.map(identityView),
+    identities: detail.identities.map((identity) => {
+      const suppression = detail.suppressions.get(`${identity.channel}:${identity.address}`);
+      return {
+        ...identityView(identity),
+        ...(suppression && {
+          suppression: { reason: suppression.reason, detail: suppression.detail, messageId: suppression.messageId, createdAt: suppression.createdAt.toISOString() },
+        }),
+      };
+    }),
     tags: detail.tags,
     lists: detail.lists,
   };

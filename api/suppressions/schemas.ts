@@ -8,6 +8,8 @@ export const SuppressionSchema = z
     channel: z.enum(CHANNELS),
     address: z.string().describe('Normalised'),
     reason: z.enum(SUPPRESSION_REASONS).describe('erased: the address of a contact erased with DELETE /contacts/:id'),
+    detail: z.string().nullable().describe('What the provider said when a delivery refusal added it ("Telegram 403: Forbidden: bot was blocked by the user"); null otherwise'),
+    messageId: z.uuid().nullable().describe('The message whose refusal added it; null otherwise'),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'Suppression' });

@@ -7,6 +7,8 @@ export function suppressionView(suppression: SuppressionRecord): z.infer<typeof 
     channel: suppression.channel,
     address: suppression.address,
     reason: suppression.reason,
+    detail: suppression.detail,
+    messageId: suppression.messageId,
     createdAt: suppression.createdAt.toISOString(),
   };
 }

@@ -1,11 +1,16 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { type Channel, normaliseAddress } from '../../core/identities';
 import type { SuppressionReason } from '../../core/suppressions';
+import { withdrawConsent } from './contact-identities';
 
 export interface SuppressionRecord {
   channel: Channel;
   address: string;
   reason: SuppressionReason;
+  /** What the provider said when a delivery refusal added it (migration 0033); null otherwise. */
+  detail: string | null;
+  /** The message whose refusal added it; null otherwise. */
+  messageId: string | null;
   createdAt: Date;
 }
 
@@ -13,6 +18,8 @@ interface SuppressionRow {
   channel: Channel;
   address: string;
   reason: SuppressionReason;
+  detail: string | null;
+  message_id: string | null;
   created_at: Date;
 }
 
@@ -20,6 +27,8 @@ const toSuppression = (row: SuppressionRow): SuppressionRecord => ({
   channel: row.channel,
   address: row.address,
   reason: row.reason,
+  detail: row.detail ?? null,
+  messageId: row.message_id ?? null,
   createdAt: row.created_at,
 });
 
@@ -128,6 +137,32 @@ export async function suppressAddresses(
   return rows.length;
 }
 
+/**
+ * Suppresses the recipient a provider refused for good (a blocked bot, a STOP reply, a number that does not
+ * exist), keeping the provider's words and the message, and, for an opt-out, marks the identity owning it
+ * `opted_out` as an unsubscribe does (decisions: unsubscribes suppress). An earlier suppression keeps its
+ * reason. Returns whether this call added it.
+ */
+export async function suppressRefusedRecipient(
+  db: Sequelize,
+  workspaceId: string,
+  refused: { channel: Channel; address: string; reason: SuppressionReason; detail: string; messageId: string },
+  outer?: Transaction,
+): Promise<boolean> {
+  const normalised = normaliseAddress(refused.channel, refused.address);
+  if (!normalised.ok) return false;
+  const work = async (transaction: Transaction) => {
+    const rows = await db.query(
+      `INSERT INTO suppressions (workspace_id, channel, address, reason, detail, message_id) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (workspace_id, channel, address) DO NOTHING RETURNING address`,
+      { bind: [workspaceId, refused.channel, normalised.address, refused.reason, refused.detail, refused.messageId], type: QueryTypes.SELECT, transaction },
+    );
+    if (refused.reason === 'unsubscribed') await withdrawConsent(db, workspaceId, refused.channel, normalised.address, transaction);
+    return rows.length === 1;
+  };
+  return outer ? work(outer) : db.transaction(work);
+}
+
 /** An erased contact's addresses: `erased` replaces any earlier reason, since it is what blocks a re-add. */
 export async function suppressErased(
   db: Sequelize,
@@ -145,6 +180,25 @@ export async function suppressErased(
       transaction,
     },
   );
+}
+
+/**
+ * The suppressions of these identities (normalised addresses, as contact identities store them), keyed
+ * `<channel>:<address>`: what a contact's detail shows beside each identity.
+ */
+export async function suppressionsOf(
+  db: Sequelize,
+  workspaceId: string,
+  identities: ReadonlyArray<{ channel: Channel; address: string }>,
+): Promise<Map<string, SuppressionRecord>> {
+  if (identities.length === 0) return new Map();
+  const rows = await db.query<SuppressionRow>(
+    `SELECT s.* FROM suppressions s JOIN unnest($2::text[], $3::text[]) AS wanted (channel, address)
+       ON s.channel = wanted.channel AND s.address = wanted.address
+     WHERE s.workspace_id = $1`,
+    { bind: [workspaceId, identities.map((identity) => identity.channel), identities.map((identity) => identity.address)], type: QueryTypes.SELECT },
+  );
+  return new Map(rows.map((row) => [`${row.channel}:${row.address}`, toSuppression(row)]));
 }
 
 export async function listSuppressions(

@@ -1,8 +1,10 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { twilioError } from '../../core/chat-refusals';
 import { type TwilioStatusEvent, twilioStatusEvent } from '../../core/twilio-status';
 import { insertMessageEvent, touchEngagement } from './message-events';
 import { startFallback } from './message-fallback';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
+import { suppressRefusedRecipient } from './suppressions';
 
 /** A workspace's Twilio account, its auth token still sealed (core/secrets.ts). */
 export interface TwilioIntegration {
@@ -99,6 +101,10 @@ const MOVES: Partial<Record<TwilioStatusEvent['type'], { from: MessageStatus[]; 
  * transaction. The event id `<status>:<sid>` makes Twilio's `sent` the same event as the one the send path
  * stores when Twilio accepts the message (`sent:<provider id>`, message-delivery.ts), so it is not doubled. A SID of another workspace's message counts as unknown: the
  * callback URL names the workspace whose token signed it, and nothing else may be touched through it.
+ *
+ * A `failed`/`undelivered` status names its ErrorCode: the `failed` event's reason says what it means, and a
+ * code that is the recipient's lasting state (21610 STOP, 63003 not on WhatsApp, ...: core/chat-refusals.ts)
+ * suppresses the number in the same transaction, whatever the message's status was by then.
  */
 export async function recordTwilioStatus(
   db: Sequelize,
@@ -107,23 +113,37 @@ export async function recordTwilioStatus(
   status: string,
   event: TwilioStatusEvent,
   at: Date,
+  errorCode: number | null = null,
 ): Promise<'recorded' | 'duplicate' | 'unknown-message'> {
   const found = await findByProviderMessageId(db, 'twilio', messageSid);
   if (!found || found.workspaceId !== workspaceId) return 'unknown-message';
   const { messageId } = found;
+  const failure = event.type === 'failed' ? failureOf(status, errorCode) : null;
   return db.transaction(async (transaction) => {
     const stored = await insertMessageEvent(
       db,
       workspaceId,
       messageId,
-      { type: event.type, classification: event.classification, providerEventId: `${status}:${messageSid}`, data: { status }, at },
+      {
+        type: event.type,
+        classification: event.classification,
+        reason: failure?.reason,
+        providerEventId: `${status}:${messageSid}`,
+        data: { status, ...(errorCode !== null && { errorCode }) },
+        at,
+      },
       transaction,
     );
     if (!stored) return 'duplicate';
     const move = MOVES[event.type];
     const moved = move ? await moveStatus(db, workspaceId, messageId, move.from, move.to, transaction) : false;
+    // A chat message has one recipient; Twilio carries only this service's WhatsApp messages.
+    const recipient = found.recipients[0];
+    if (failure?.suppress && recipient) {
+      await suppressRefusedRecipient(db, workspaceId, { channel: 'whatsapp', address: recipient, reason: failure.suppress, detail: failure.detail, messageId }, transaction);
+    }
     // Undeliverable after Twilio took it (a number not on WhatsApp, an expired window): the next channel.
-    if (moved && move?.to === 'failed') await startFallback(db, workspaceId, messageId, `Twilio reported the message ${status}`, transaction);
+    if (moved && move?.to === 'failed') await startFallback(db, workspaceId, messageId, failure?.reason ?? `Twilio reported the message ${status}`, transaction);
     if (event.type === 'open') {
       await db.query('UPDATE messages SET opens_human = opens_human + 1 WHERE workspace_id = $1 AND id = $2', {
         bind: [workspaceId, messageId],
@@ -135,12 +155,21 @@ export async function recordTwilioStatus(
   });
 }
 
+/** What a failed status with this ErrorCode says, for the event's reason and the suppression. */
+function failureOf(status: string, errorCode: number | null) {
+  const known = twilioError(errorCode);
+  const detail = `Twilio reported the message ${status}${errorCode !== null ? ` (error ${errorCode})` : ''}`;
+  return { reason: known ? `${detail}: ${known.meaning}` : detail, detail, suppress: known?.suppress ?? null };
+}
+
 /** A Twilio status kept until its message has the SID (parked_provider_events, provider `twilio`). */
 interface ParkedTwilioStatus {
   workspaceId: string;
   messageSid: string;
   status: string;
   at: string;
+  /** A failed status's ErrorCode (absent on statuses parked before it was kept). */
+  errorCode?: number | null;
 }
 
 /**
@@ -151,8 +180,15 @@ interface ParkedTwilioStatus {
  * recording a send; the reconciler's sweep also matches them). The message may have been recorded while
  * this was parking, so it is looked for once more at the end.
  */
-export async function parkTwilioStatus(db: Sequelize, workspaceId: string, messageSid: string, status: string, at: Date): Promise<void> {
-  const parked: ParkedTwilioStatus = { workspaceId, messageSid, status, at: at.toISOString() };
+export async function parkTwilioStatus(
+  db: Sequelize,
+  workspaceId: string,
+  messageSid: string,
+  status: string,
+  at: Date,
+  errorCode: number | null = null,
+): Promise<void> {
+  const parked: ParkedTwilioStatus = { workspaceId, messageSid, status, at: at.toISOString(), errorCode };
   // Named by workspace too: another workspace signing a status for this SID must not take its place.
   const notificationId = `${workspaceId}:${status}:${messageSid}`;
   await db.query(
@@ -172,5 +208,5 @@ export async function replayTwilioStatus(db: Sequelize, stored: unknown): Promis
   const event = twilioStatusEvent(parked.status);
   // Only statuses that are events are ever parked; anything else is nothing to record.
   if (!event) return 'duplicate';
-  return recordTwilioStatus(db, parked.workspaceId, parked.messageSid, parked.status, event, new Date(parked.at));
+  return recordTwilioStatus(db, parked.workspaceId, parked.messageSid, parked.status, event, new Date(parked.at), parked.errorCode ?? null);
 }

@@ -14,6 +14,8 @@ export interface TwilioRequest {
 /** Twilio's error answers the tests ask for, as Twilio words them. */
 const REFUSALS = {
   'invalid-number': { status: 400, code: 21211, message: 'Invalid \'To\' Phone Number' },
+  'not-mobile': { status: 400, code: 21614, message: '\'To\' number is not a valid mobile number' },
+  unsubscribed: { status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' },
   'too-many-requests': { status: 429, code: 20429, message: 'Too Many Requests' },
 } as const;
 

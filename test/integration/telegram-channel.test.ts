@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { PermanentSendError } from '../../activities/channels/email-channel';
+import { RecipientRefusedError } from '../../activities/channels/recipient-refused';
 import { createTelegramChannel, type TelegramChannel } from '../../activities/channels/telegram-channel';
 import { configKeyring, loadConfig } from '../../core/config';
 import { sealSecret } from '../../core/secrets';
@@ -74,20 +75,32 @@ describe('the Telegram channel', () => {
     expect(failure).toMatchObject({ type: 'Throttled', nonRetryable: false, nextRetryDelay: 7_000 });
   });
 
-  it('a bot blocked by the user (403) or a chat not found (400) is a permanent failure', async () => {
+  it('a bot blocked by the user (403) or a chat not found (400) is a permanent failure that names the chat to suppress, in Telegram\'s words', async () => {
     telegram.refuseNext('sendMessage', { errorCode: 403, description: 'Forbidden: bot was blocked by the user' });
-    await expect(channel.send(integration, { chatId: '42', text: 'hello', attachments: [] })).rejects.toThrow(
-      new PermanentSendError('Telegram 403: Forbidden: bot was blocked by the user'),
-    );
+    const blocked = await channel.send(integration, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);
+    expect(blocked).toBeInstanceOf(RecipientRefusedError);
+    expect(blocked).toMatchObject({ name: 'PermanentSendError', suppress: 'unsubscribed', detail: 'Telegram 403: Forbidden: bot was blocked by the user' });
+    expect((blocked as Error).message).toMatch(/^Telegram 403: Forbidden: bot was blocked by the user \(the user blocked the bot\)/);
     telegram.refuseNext('sendPhoto', { errorCode: 400, description: 'Bad Request: chat not found' });
     const failure = channel.send(integration, { chatId: '43', attachments: [{ filename: 'logo.png', contentType: 'image/png', content: PNG }] });
-    await expect(failure).rejects.toBeInstanceOf(PermanentSendError);
+    await expect(failure).rejects.toMatchObject({ suppress: 'hard_bounce', detail: 'Telegram 400: Bad Request: chat not found' });
     await expect(failure).rejects.toThrow('chat not found');
+  });
+
+  it('a refusal that is the message\'s own (400 message is too long) fails it without naming anyone to suppress', async () => {
+    telegram.refuseNext('sendMessage', { errorCode: 400, description: 'Bad Request: message is too long' });
+    const failure = await channel.send(integration, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PermanentSendError);
+    expect(failure).not.toBeInstanceOf(RecipientRefusedError);
   });
 
   it('a token Telegram no longer knows (revoked) is a permanent failure; an unreachable Bot API is a retryable one', async () => {
     const revoked = sealed(`${bot.id}:revokedrevokedrevokedrevoked`);
-    await expect(channel.send(revoked, { chatId: '42', text: 'hello', attachments: [] })).rejects.toThrow(new PermanentSendError('Telegram 401: Unauthorized'));
+    const refused = await channel.send(revoked, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);
+    // The bot's failure, not the chat's: nobody is suppressed for it.
+    expect(refused).toBeInstanceOf(PermanentSendError);
+    expect(refused).not.toBeInstanceOf(RecipientRefusedError);
+    expect((refused as Error).message).toMatch(/^Telegram 401: Unauthorized \(the bot token was refused/);
 
     const down = createTelegramChannel({ keyring, botApi: (token) => botApi('http://127.0.0.1:1/', token) });
     const failure = await down.send(integration, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);

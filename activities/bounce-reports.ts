@@ -12,7 +12,8 @@ const REPORT_PARTS = new Set(['message/delivery-status', 'message/feedback-repor
 export async function readReportMail(raw: Buffer): Promise<ReportMail> {
   const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true });
   const contentType = parsed.headers.get('content-type');
-  const reportType = contentType && typeof contentType === 'object' && 'params' in contentType ? contentType.params['report-type'] : undefined;
+  const params: Record<string, unknown> = contentType && typeof contentType === 'object' && 'params' in contentType ? { ...contentType.params } : {};
+  const reportType = params['report-type'];
   return {
     subject: parsed.subject ?? '',
     text: parsed.text ?? '',

@@ -1,3 +1,5 @@
+import type { ProviderEvent } from '../ses-events';
+
 /**
  * Bounce and complaint mail, as it reaches a VERP return path, read into what it says about the recipient
  * the return path names: RFC 3464 delivery status notifications (multipart/report; report-type=
@@ -193,4 +195,44 @@ export function verdictFor(report: ParsedReport, recipient: string): ReportVerdi
   if (delayed) return { event: 'delivery_delayed', status: chosen.status, diagnosticCode: chosen.diagnosticCode, reportedRecipient: chosen.recipient };
   const { bounceType, category } = classifyStatus(chosen.status, chosen.diagnosticCode);
   return { event: 'bounce', bounceType, category, status: chosen.status, diagnosticCode: chosen.diagnosticCode, reportedRecipient: chosen.recipient };
+}
+
+/** The status of an SMTP reply: its enhanced code, or `x.0.0` from its basic code. */
+export function statusOfReply(reply: string): string | null {
+  return statusOf(undefined, diagnosticOf(reply));
+}
+
+/**
+ * A refusal while we waited (RCPT TO or DATA answered 5xx or 4xx) read like a DSN's failed recipient: the
+ * same classification, so `550 5.1.1 User unknown` at RCPT and the same text in a later DSN are one thing.
+ */
+export function refusalVerdict(reply: string, transient: boolean): ReportVerdict {
+  const status = statusOfReply(reply);
+  const classified = classifyStatus(transient && !status?.startsWith('4') ? '4.0.0' : status, reply);
+  return { event: 'bounce', ...classified, status, diagnosticCode: reply.replace(/\s+/g, ' ').trim(), reportedRecipient: null };
+}
+
+/**
+ * The event a verdict records on the message, for the one address the return path (or the refusal)
+ * names: a bounce's detail is its diagnostic code, and its status code, category and what the report
+ * itself named go in the event's data.
+ */
+export function eventOfVerdict(verdict: ReportVerdict, address: string, providerMessageId: string, source: 'dsn' | 'smtp' | 'arf', at: Date | null): ProviderEvent {
+  const reported = verdict.reportedRecipient && verdict.reportedRecipient !== address.toLowerCase() ? { reportedRecipient: verdict.reportedRecipient } : {};
+  switch (verdict.event) {
+    case 'bounce':
+      return {
+        type: 'bounce',
+        providerMessageId,
+        bounceType: verdict.bounceType,
+        detail: verdict.diagnosticCode ?? verdict.status ?? verdict.category,
+        recipients: [address],
+        at,
+        data: { source, status: verdict.status, category: verdict.category, diagnosticCode: verdict.diagnosticCode, ...reported },
+      };
+    case 'delivery_delayed':
+      return { type: 'delivery_delayed', providerMessageId, at, data: { source, status: verdict.status, diagnosticCode: verdict.diagnosticCode, recipients: [address], ...reported } };
+    case 'complaint':
+      return { type: 'complaint', providerMessageId, recipients: [address], at, data: { source, feedbackType: verdict.feedbackType, ...reported } };
+  }
 }

@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { parseMailboxes } from '../addresses';
 
 /** Whose bounce a VERP return path collects: one recipient (by its place in the envelope) of one message. */
 export interface ReturnPathClaims {
@@ -118,3 +119,35 @@ export function returnPathTokenOf(address: string): string | null {
 
 /** The bounce subdomain of a sending domain: where its return path receives when the domain itself does not. */
 export const bounceDomainOf = (domain: string): string => `${BOUNCE_SUBDOMAIN}.${domain}`;
+
+/**
+ * The envelope recipients of a message in the order its return paths were signed: to, cc, bcc, each
+ * stored mailbox (`Ann <ann@x.org>`) read as its address; what does not parse is no recipient.
+ */
+export function envelopeAddresses(to: readonly string[], cc: readonly string[], bcc: readonly string[]): string[] {
+  return [...to, ...cc, ...bcc].flatMap((text) => {
+    const parsed = parseMailboxes(text);
+    return parsed.ok ? parsed.mailboxes.map((mailbox) => mailbox.address) : [];
+  });
+}
+
+/** The checks of a domain's records, as the domain check stored them (core/domain-checks.ts). */
+interface ReturnPathSource {
+  name: string;
+  inboundEnabled: boolean;
+  recordChecks: ReadonlyArray<{ record: string; status: string }>;
+}
+
+/**
+ * Where a sending domain's return paths live, or null to keep the From address as envelope sender. The
+ * domain itself when it receives at our MX (inbound on, its MX checked); else its bounce subdomain once
+ * that subdomain's MX (to our MX) and SPF records check. Until then VERP would send bounces to a name
+ * that does not resolve (receivers that check the envelope sender's domain refuse such mail), so a
+ * domain verified before bounce handling existed keeps sending exactly as it did.
+ */
+export function returnPathDomainOf(domain: ReturnPathSource): string | null {
+  const verified = (record: string) => domain.recordChecks.some((check) => check.record === record && check.status === 'verified');
+  if (domain.inboundEnabled && verified('mx')) return domain.name;
+  if (verified('return_path_mx') && verified('return_path_spf')) return bounceDomainOf(domain.name);
+  return null;
+}

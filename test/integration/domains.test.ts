@@ -12,7 +12,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace, type TestWorkspace } from '../helpers/factories';
 
 interface PublishedRecord {
-  record: 'spf' | 'dkim' | 'dmarc' | 'mx';
+  record: 'spf' | 'dkim' | 'dmarc' | 'mx' | 'return_path_mx' | 'return_path_spf';
   type: string;
   name: string;
   value: string;

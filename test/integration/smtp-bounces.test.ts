@@ -4,7 +4,9 @@ import { Client, Connection } from '@temporalio/client';
 import nodemailer from 'nodemailer';
 import { QueryTypes } from 'sequelize';
 import type { SMTPServer } from 'smtp-server';
-import { returnPathTokenOf } from '../../core/bounces/return-path';
+import { returnPathTokenOf, returnPathTokens } from '../../core/bounces/return-path';
+import { configKeyring } from '../../core/config';
+import { macKeys } from '../../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
 import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
@@ -137,6 +139,34 @@ describe('bounces and complaints of SMTP mail', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const events = await query<{ type: string }>("SELECT type FROM message_events WHERE message_id = $1 AND type = 'bounce'", [id]);
     expect(events).toHaveLength(1);
+  });
+
+  it('a message to several recipients leaves in one transaction each, every one with a return path naming only its own recipient', async () => {
+    const workspace = await bouncingWorkspace();
+    const body = await expectStatus(workspace.call('POST', '/emails', {
+      from: `news@${workspace.domain}`, to: ['one@example.org', 'two@example.org'], cc: 'three@example.org', subject: 'Hello', text: 'Hi', idempotencyKey: `several-${workspace.workspaceId}`,
+    }), 202);
+    await stack.waitForStatus(workspace.workspaceId, body.id as string, ['sent']);
+    const tokens = returnPathTokens(macKeys(configKeyring(stack.api.config)));
+    const claims = await Promise.all(['one@example.org', 'two@example.org', 'three@example.org'].map(async (address) => {
+      const mails = stack.sink.received.filter((mail) => mail.recipients.includes(address));
+      expect(mails.map((mail) => mail.recipients)).toEqual([[address]]);
+      return tokens.read(returnPathTokenOf(await returnPathOf(address)) ?? '');
+    }));
+    expect(claims).toEqual([0, 1, 2].map((recipientIndex) => ({ messageId: body.id, recipientIndex })));
+  });
+
+  it('a delayed DSN records delivery_delayed and leaves the message sent and the address unsuppressed', async () => {
+    const workspace = await bouncingWorkspace();
+    const id = await workspace.send('slow@example.org');
+    await stack.waitForStatus(workspace.workspaceId, id, ['sent']);
+    const returnPath = await returnPathOf('slow@example.org');
+
+    await report(returnPath, fixture('delayed').replaceAll('bounces+TOKEN@bounces.sender.test', returnPath).replaceAll('slow@example.net', 'slow@example.org'));
+    const [event] = await until('delivery_delayed', () => query<{ data: Record<string, unknown> }>("SELECT data FROM message_events WHERE message_id = $1 AND type = 'delivery_delayed'", [id]), (rows) => rows.length === 1);
+    expect(event.data).toMatchObject({ source: 'dsn', status: '4.7.1', recipients: ['slow@example.org'] });
+    expect(await query<{ status: string }>('SELECT status FROM messages WHERE id = $1', [id])).toEqual([{ status: 'sent' }]);
+    expect(await workspace.suppressions()).toEqual([]);
   });
 
   it('a forged DSN (a token whose MAC does not verify) is refused at RCPT and changes nothing', async () => {

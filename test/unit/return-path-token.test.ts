@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { returnPathAddress, returnPathTokenOf, returnPathTokens } from '../../core/bounces/return-path';
+import { returnPathAddress, returnPathDomainOf, returnPathTokenOf, returnPathTokens } from '../../core/bounces/return-path';
 
 describe('VERP return-path tokens', () => {
   const key = randomBytes(32);
@@ -40,5 +40,20 @@ describe('VERP return-path tokens', () => {
   test('an address that is not a return path has no token', () => {
     expect(returnPathTokenOf('ann@example.com')).toBeNull();
     expect(returnPathTokenOf('bounces+@example.com')).toBeNull();
+  });
+});
+
+describe('the return-path domain', () => {
+  const checks = (...verified: string[]) => verified.map((record) => ({ record, status: 'verified' }));
+
+  test('a domain that receives at our MX is its own return path; one whose bounce subdomain checks uses it', () => {
+    expect(returnPathDomainOf({ name: 'example.com', inboundEnabled: true, recordChecks: checks('spf', 'mx') })).toBe('example.com');
+    expect(returnPathDomainOf({ name: 'example.com', inboundEnabled: false, recordChecks: checks('return_path_mx', 'return_path_spf') })).toBe('bounces.example.com');
+  });
+
+  test('a domain whose return-path records do not (all) check keeps the From address as envelope sender', () => {
+    expect(returnPathDomainOf({ name: 'example.com', inboundEnabled: false, recordChecks: checks('spf', 'dkim', 'dmarc') })).toBeNull();
+    expect(returnPathDomainOf({ name: 'example.com', inboundEnabled: false, recordChecks: checks('return_path_mx') })).toBeNull();
+    expect(returnPathDomainOf({ name: 'example.com', inboundEnabled: true, recordChecks: [{ record: 'mx', status: 'failed' }] })).toBeNull();
   });
 });

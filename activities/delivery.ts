@@ -28,6 +28,8 @@ export interface Prepared {
    */
   limits: PaceLimit[];
   data?: Record<string, unknown>;
+  /** What the channel records from the provider's answer once `sent` is (SMTP: recipients refused at RCPT or DATA). */
+  afterSent?: (receipt: SendReceipt) => Promise<void>;
 }
 
 /**
@@ -260,6 +262,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       }
       const sent = { ...receipt, messageId: id, data: prepared.data };
       await untilItHolds(() => steps.recordSent(workspaceId, sent), timing.recordDeadlineMs, () => undefined);
+      const { afterSent } = prepared;
+      if (afterSent) await untilItHolds(() => afterSent(receipt), timing.recordDeadlineMs, () => undefined);
       // Only a provider that calls back can have parked events; not worth failing a sent message for
       // (the reconciler's sweep records them too).
       if (channel.callsBack) await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);

@@ -10,7 +10,9 @@ import type { Message, RenderedEmail, RenderedMessage } from '../db/repositories
 import type { PaceLimit } from '../db/send-pacer';
 import { findSuppressed } from '../db/repositories/suppressions';
 import type { MissingAttachment } from '../services/attachment-sources';
-import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError } from './channels/email-channel';
+import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError, type SendReceipt } from './channels/email-channel';
+import { recordRefusals } from './bounce-events';
+import type { Suppress } from '../db/repositories/provider-events';
 import { buildMime } from './channels/mime';
 import type { ChannelDelivery, Prepared } from './delivery';
 import type { SendObserver } from './send-observer';
@@ -29,6 +31,13 @@ export interface EmailDeliveryDeps {
   observer: SendObserver;
   /** The provider's rate (activities/pacing.ts). */
   limits: PaceLimit[];
+  /**
+   * The domain of the VERP return paths of mail from this sending domain, or null while its return-path
+   * records are not published (activities/return-path-domains.ts); absent: no VERP (SES keeps its own).
+   */
+  returnPathDomain?: (workspaceId: string, fromDomain: string) => Promise<string | null>;
+  /** Adds suppressions for recipients refused for good at SMTP time (hard bounces). */
+  suppress: Suppress;
 }
 
 function mailboxes(addresses: readonly string[]): Mailbox[] {
@@ -93,7 +102,9 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
     const [from] = mailboxes([message.fromAddress ?? '']);
     if (!from) throw new PermanentSendError('the message has no valid sender');
     const to = mailboxes(message.to);
+    const returnPathDomain = deps.returnPathDomain ? await deps.returnPathDomain(message.workspaceId, from.address.slice(from.address.lastIndexOf('@') + 1)) : null;
     return {
+      returnPathDomain,
       messageId: message.id,
       from,
       to,
@@ -122,7 +133,13 @@ export function createEmailDelivery(deps: EmailDeliveryDeps): ChannelDelivery {
       const email = await outboundEmail(message, rendered, attachments);
       const raw = await deps.sign(message.workspaceId, email.from.address, await buildMime(email));
       // Files deleted since acceptance went out without (the spec); the sent event says which.
-      return { send: () => deps.channel.send(email, raw), limits: deps.limits, data: missing.length ? { missingAttachments: missing } : undefined };
+      return {
+        send: () => deps.channel.send(email, raw),
+        limits: deps.limits,
+        data: missing.length ? { missingAttachments: missing } : undefined,
+        // Recipients the relay refused while we waited bounce now, once `sent` is recorded.
+        afterSent: (receipt: SendReceipt) => (receipt.refused ? recordRefusals(db, deps.suppress, message, receipt.provider, receipt.providerMessageId, receipt.refused) : Promise.resolve()),
+      };
     },
   };
 }

@@ -46,6 +46,9 @@ import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
 import { createInboundMailActivities } from './inbound-mail';
 import { createImportActivities, type ImportSettings } from './imports';
+import { returnPathTokens } from '../core/bounces/return-path';
+import { createBounceMailActivities } from './bounce-mail';
+import { returnPathDomains } from './return-path-domains';
 
 export interface ActivityDeps {
   db: Sequelize;
@@ -78,7 +81,7 @@ export interface ActivityDeps {
 }
 
 export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients: SesClients): EmailChannel {
-  if (config.EMAIL_PROVIDER === 'smtp') return createSmtpChannel(config.SMTP_URL);
+  if (config.EMAIL_PROVIDER === 'smtp') return createSmtpChannel(config.SMTP_URL, returnPathTokens(macKeys(configKeyring(config))));
   return createSesChannel({
     clients: sesClients,
     // A domain's identity lives in its own region; a message whose domain is gone tries the default one.
@@ -100,6 +103,7 @@ export function createActivities(deps: ActivityDeps) {
   const sesClients = createSesClients();
   const keyring = configKeyring(config);
   const unsubscribe = unsubscribeTokens(macKeys(keyring));
+  const suppress = emailSuppress(db);
   return {
     ...createUsageActivities(db),
     ...createWebhookActivities({
@@ -118,6 +122,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCampaignActivities({ db, settings: campaignFeedSettings(config, deps.campaignTiming) }),
     ...createJourneyActivities({ db }),
     ...createImportActivities({ db, blobs, fetch: { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.importFetch }, settings: deps.importSettings }),
+    ...createBounceMailActivities({ db, blobs, suppress, tokens: returnPathTokens(macKeys(keyring)), maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES }),
     ...createInboundMailActivities({
       db,
       blobs,
@@ -134,7 +139,7 @@ export function createActivities(deps: ActivityDeps) {
       observer,
       pace: pacing.pace,
       bulkChunk: bulkChunkSize(config.SEND_RATE_PER_SECOND),
-      replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, emailSuppress(db), provider, providerMessageId),
+      replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, suppress, provider, providerMessageId),
       timing: deps.timing,
       // One delivery per channel, picked by each message's channel.
       channels: {
@@ -143,6 +148,9 @@ export function createActivities(deps: ActivityDeps) {
           observer,
           channel: deps.emailChannel ?? emailChannelFromConfig(config, db, sesClients),
           limits: emailPaceLimits(config),
+          suppress,
+          // SES reports bounces itself (SNS); SMTP mail collects them on VERP return paths at our MX.
+          ...(config.EMAIL_PROVIDER === 'smtp' && { returnPathDomain: returnPathDomains(db) }),
           render: createEmailRenderer(db, templateRenderer, {
             baseUrl: config.PUBLIC_BASE_URL,
             key: trackingKey(keyring.current.key),

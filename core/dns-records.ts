@@ -1,8 +1,16 @@
+import { bounceDomainOf } from './bounces/return-path';
+
 /**
  * The DNS records a workspace publishes for a sending domain (decisions: SPF, DKIM, DMARC and, once
- * inbound is enabled, MX), and the same records as a BIND zone-file snippet to paste or import.
+ * inbound is enabled, MX), and the same records as a BIND zone-file snippet to paste or import. A domain
+ * that does not receive at our MX also gets its bounce subdomain's MX and SPF (`return_path_mx`,
+ * `return_path_spf`): where SMTP bounces come back (docs/emails.md). They are optional: they never decide
+ * the domain's status, only whether its mail carries a VERP return path.
  */
-export type RecordKind = 'spf' | 'dkim' | 'dmarc' | 'mx';
+export type RecordKind = 'spf' | 'dkim' | 'dmarc' | 'mx' | 'return_path_mx' | 'return_path_spf';
+
+/** Records that inform (VERP return paths) and never fail a domain's verification. */
+export const OPTIONAL_RECORDS: readonly RecordKind[] = ['return_path_mx', 'return_path_spf'];
 
 export interface DnsRecord {
   record: RecordKind;
@@ -55,6 +63,14 @@ export function domainRecords(source: RecordSource, settings: RecordSettings): D
   ];
   if (source.inboundEnabled) {
     records.push({ record: 'mx', type: 'MX', name: source.name, value: settings.inboundMxHost, priority: MX_PRIORITY, ttl: RECORD_TTL });
+  } else {
+    // Without inbound, bounces come back to a subdomain of its own whose MX is ours (the domain's own MX
+    // stays the customer's); its SPF makes the VERP envelope sender pass SPF.
+    const bounces = bounceDomainOf(source.name);
+    records.push(
+      { record: 'return_path_mx', type: 'MX', name: bounces, value: settings.inboundMxHost, priority: MX_PRIORITY, ttl: RECORD_TTL },
+      { record: 'return_path_spf', type: 'TXT', name: bounces, value: spfValue(settings.spfInclude), ttl: RECORD_TTL },
+    );
   }
   return records;
 }
@@ -78,5 +94,6 @@ export function zoneFile(domain: string, records: readonly DnsRecord[]): string 
     const strings = txtStrings(record.value).map(quote);
     return strings.length === 1 ? `${head} ${strings[0]}` : `${head} ( ${strings.join(' ')} )`;
   });
-  return [`; Records to publish for ${domain} (SPF, DKIM, DMARC${records.some((r) => r.type === 'MX') ? ', inbound MX' : ''})`, ...lines, ''].join('\n');
+  const extra = records.some((r) => r.record === 'mx') ? ', inbound MX' : records.some((r) => r.record === 'return_path_mx') ? ', bounce return path' : '';
+  return [`; Records to publish for ${domain} (SPF, DKIM, DMARC${extra})`, ...lines, ''].join('\n');
 }

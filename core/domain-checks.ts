@@ -1,4 +1,5 @@
 import { type DnsLookup, sameHost } from './dns-answers';
+import { bounceDomainOf } from './bounces/return-path';
 import { DMARC_VALUE, dkimRecordName, dmarcRecordName, MX_PRIORITY, type RecordKind, type RecordSettings } from './dns-records';
 import { organisationalDomain } from './domain-names';
 import { checkSpf } from './spf';
@@ -32,20 +33,22 @@ export interface CheckedDomain {
 }
 
 export async function checkDomainRecords(lookup: DnsLookup, domain: CheckedDomain, settings: RecordSettings): Promise<DomainCheck> {
-  const [spf, dkim, dmarc, mx] = await Promise.all([
+  const [spf, dkim, dmarc, mx, returnPath] = await Promise.all([
     checkSpf(lookup, domain.name, settings.spfInclude).then((verdict): RecordCheck => ({ record: 'spf', ...withoutLookups(verdict) })),
     checkDkim(lookup, domain),
     checkDmarc(lookup, domain.name),
     domain.inboundEnabled ? checkMx(lookup, domain.name, settings.inboundMxHost) : null,
+    domain.inboundEnabled ? [] : checkReturnPath(lookup, domain.name, settings),
   ]);
   const required = [spf, dkim, dmarc];
-  const records = mx ? [...required, mx] : required;
+  const records = [...required, ...(mx ? [mx] : []), ...returnPath];
   const outcome: CheckOutcome = required.some((check) => check.status === 'failed')
     ? 'failed'
     : required.some((check) => check.status === 'unknown')
       ? 'inconclusive'
       : 'verified';
-  const details = records.flatMap((check) => (check.detail ? [check.detail] : []));
+  // The return path's records inform their own entries only: a domain's detail is about what verifies it.
+  const details = (mx ? [...required, mx] : required).flatMap((check) => (check.detail ? [check.detail] : []));
   return details.length ? { outcome, records, detail: details.join(' ') } : { outcome, records };
 }
 
@@ -155,4 +158,14 @@ export async function checkMx(lookup: DnsLookup, domainName: string, inboundHost
     };
   }
   return { record: 'mx', status: 'verified' };
+}
+
+/**
+ * The bounce subdomain's MX (to our inbound host) and SPF, checked like the domain's own and stored with
+ * the domain's checks, where sending reads them (core/bounces/return-path.ts, `returnPathDomainOf`).
+ */
+export async function checkReturnPath(lookup: DnsLookup, domainName: string, settings: RecordSettings): Promise<RecordCheck[]> {
+  const bounces = bounceDomainOf(domainName);
+  const [mx, spf] = await Promise.all([checkMx(lookup, bounces, settings.inboundMxHost), checkSpf(lookup, bounces, settings.spfInclude)]);
+  return [{ ...mx, record: 'return_path_mx' }, { record: 'return_path_spf', ...withoutLookups(spf) }];
 }

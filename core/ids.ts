@@ -62,3 +62,11 @@ export function inboundMailWorkflowId(inboxMessageId: string): string {
 export function importWorkflowId(importId: string): string {
   return `import:${importId}`;
 }
+
+/**
+ * One bounce-mail workflow per report mail and return path: the digest of the spooled bytes and the token,
+ * so a report delivered twice (the sender's retry after a lost 250) is one workflow.
+ */
+export function bounceMailWorkflowId(digest: string): string {
+  return `bounce:${digest}`;
+}

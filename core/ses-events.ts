@@ -20,11 +20,12 @@ const SesNotification = z.object({
   delivery: z.object({ recipients: z.array(z.string()), timestamp: z.string().optional() }).optional(),
 });
 
+/** `data`: what the event's source adds to the stored event (a DSN's status code and diagnostic, an ARF's feedback type). */
 export type ProviderEvent =
-  | { type: 'delivered'; providerMessageId: string; recipients: string[]; at: Date | null }
-  | { type: 'bounce'; providerMessageId: string; bounceType: 'hard' | 'soft'; detail: string; recipients: string[]; at: Date | null }
-  | { type: 'complaint'; providerMessageId: string; recipients: string[]; at: Date | null }
-  | { type: 'delivery_delayed'; providerMessageId: string; at: Date | null };
+  | { type: 'delivered'; providerMessageId: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
+  | { type: 'bounce'; providerMessageId: string; bounceType: 'hard' | 'soft'; detail: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
+  | { type: 'complaint'; providerMessageId: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
+  | { type: 'delivery_delayed'; providerMessageId: string; at: Date | null; data?: Record<string, unknown> };
 
 const when = (value: string | undefined) => (value ? new Date(value) : null);
 

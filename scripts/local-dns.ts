@@ -1,5 +1,6 @@
 import dns2 from 'dns2';
 import { loadConfig } from '../core/config';
+import { BOUNCE_SUBDOMAIN } from '../core/bounces/return-path';
 import { domainRecords, type DnsRecord, txtStrings } from '../core/dns-records';
 import { findDomainAnywhere } from '../db/repositories/domains';
 import { createSequelize } from '../db/sequelize';
@@ -27,7 +28,9 @@ function owningDomain(name: string): string {
 
 async function recordsFor(name: string): Promise<DnsRecord[]> {
   if (name === settings.spfInclude) return [{ record: 'spf', type: 'TXT', name, value: 'v=spf1 ip4:127.0.0.1 -all', ttl: 60 }];
-  const domain = await findDomainAnywhere(db, owningDomain(name));
+  // `bounces.<domain>` is the domain's return path (its MX and SPF), unless it is a sending domain itself.
+  const bounceParent = name.startsWith(`${BOUNCE_SUBDOMAIN}.`) ? name.slice(BOUNCE_SUBDOMAIN.length + 1) : null;
+  const domain = (await findDomainAnywhere(db, owningDomain(name))) ?? (bounceParent ? await findDomainAnywhere(db, bounceParent) : null);
   return domain ? domainRecords(domain, settings).filter((record) => record.name === name) : [];
 }
 

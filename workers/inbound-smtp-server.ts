@@ -10,7 +10,9 @@ import { ByteBudget } from '../core/inbound/byte-budget';
 import { decideSender } from '../core/inbound/rules';
 import type { BlobStore } from '../db/blob-store';
 import { inboundStorageUsed } from '../db/repositories/inbound-storage';
+import { returnPathTokenOf } from '../core/bounces/return-path';
 import { acceptInboundMail, type AcceptedInboundMessage, type AcceptedRecipient } from './inbound-acceptance';
+import type { BounceIntake } from './inbound-bounces';
 import { InboundAdmission } from './inbound-admission';
 import type { InboundLimits } from './inbound-limits';
 import { RecipientDirectory } from './inbound-recipients';
@@ -33,6 +35,8 @@ export interface InboundSmtpOptions {
   handOff: (accepted: readonly AcceptedInboundMessage[]) => Promise<void>;
   /** How long close() waits for open connections (smtp-server's default is 30 s). */
   closeTimeoutMs?: number;
+  /** Mail to VERP return paths (`bounces+<token>@…`): taken without an inbox when the token verifies. */
+  bounces?: BounceIntake;
 }
 
 /** RFC 5321 §4.5.3.1.8 asks servers to take at least 100 recipients; more in one transaction is refused with 452. */
@@ -82,6 +86,8 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
   const budget = new ByteBudget(limits.maxBytesInFlight);
   // The recipients accepted in each session's current transaction, with whose inbox each one is.
   const transactions = new Map<string, AcceptedRecipient[]>();
+  // The VERP return-path tokens accepted in each session's current transaction (bounce and complaint mail).
+  const returnPaths = new Map<string, string[]>();
   const senderOf = (session: SMTPServerSession) => (session.envelope.mailFrom && session.envelope.mailFrom.address) || null;
   /** MAIL FROM's SIZE= (RFC 1870), 0 when not declared. */
   const declaredSize = (mailFrom: SMTPServerAddress | false) => Number((mailFrom && mailFrom.args && mailFrom.args.SIZE) || 0);
@@ -143,9 +149,14 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     const spooled = await spoolData(stream, budget, spoolLimits, reserved);
     try {
       const accepted = transactions.get(session.id) ?? [];
+      const tokens = returnPaths.get(session.id) ?? [];
       transactions.set(session.id, []);
+      returnPaths.set(session.id, []);
       if (spooled.outcome !== 'complete') throw spoolRefusal(spooled.outcome, limits);
-      if (!accepted.length) throw reply(503, '5.5.1 No valid recipients');
+      if (!accepted.length && !tokens.length) throw reply(503, '5.5.1 No valid recipients');
+      // A report to a return path needs no inbox, rules or storage quota: it is read, recorded and deleted.
+      if (tokens.length && options.bounces) await options.bounces.accept(spooled, tokens);
+      if (!accepted.length) return [];
       const sender = { ip: session.remoteAddress, helo: session.hostNameAppearsAs || session.clientHostname, envelopeFrom: senderOf(session) };
       const wanted = await recipientsWanting(accepted, [sender.envelopeFrom, ...fromAddressesOf(spooled.head)]);
       if (!wanted.accepted.length) throw reply(550, REFUSALS[wanted.refusal ?? 'not_allowed']);
@@ -179,6 +190,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     onMailFrom(address, session, callback: SmtpCallback) {
       // A new transaction (after RSET or a previous message) starts with no recipients.
       transactions.set(session.id, []);
+      returnPaths.set(session.id, []);
       admission.startMessage(session.remoteAddress).then(
         (refusal) => {
           if (refusal) return callback(reply(refusal.code, refusal.text));
@@ -190,6 +202,14 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     },
 
     onRcptTo(address, session, callback: SmtpCallback) {
+      const token = options.bounces ? returnPathTokenOf(address.address) : null;
+      if (token && options.bounces) {
+        if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(reply(452, '4.5.3 Too many recipients'));
+        // A made-up or altered return path is refused now, so a forged report never gets to DATA.
+        if (!options.bounces.verify(token)) return callback(reply(550, '5.1.1 No such return path'));
+        returnPaths.set(session.id, [...(returnPaths.get(session.id) ?? []), token]);
+        return callback();
+      }
       checkRecipient(address, session).then(
         (recipient) => {
           transactions.set(session.id, [...(transactions.get(session.id) ?? []), recipient]);
@@ -225,6 +245,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
 
     onClose(session) {
       transactions.delete(session.id);
+      returnPaths.delete(session.id);
       admission.leave(session.id);
     },
   });

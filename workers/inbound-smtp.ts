@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createDnsResolve } from '../activities/dns-lookup';
-import { loadConfig } from '../core/config';
+import { configKeyring, loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { createSequelize } from '../db/sequelize';
 import { startInboundMailWorkflows } from './inbound-acceptance';
+import { bounceIntake } from './inbound-bounces';
+import { macKeys } from '../core/secrets';
+import { returnPathTokens } from '../core/bounces/return-path';
 import { inboundLimits } from './inbound-limits';
 import { listenForRecipientChanges, RecipientDirectory } from './inbound-recipients';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './inbound-smtp-server';
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
     logger,
     handOff: (accepted) => startInboundMailWorkflows({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX }, accepted),
     closeTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    bounces: bounceIntake({ blobs, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, tokens: returnPathTokens(macKeys(configKeyring(config))) }),
   });
   const port = await listenInboundSmtp(server, config.INBOUND_SMTP_HOST, config.INBOUND_SMTP_PORT);
   logger.info({ host: config.INBOUND_SMTP_HOST, port, starttls: Boolean(tls) }, 'inbound SMTP listening');

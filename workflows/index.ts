@@ -13,5 +13,6 @@ export { automationEnrollWorkflow } from './automation-enroll';
 export { journeySweeperWorkflow } from './journey-sweeper';
 export { journeyWorkflow } from './journey';
 export { inboundMailWorkflow } from './inbound-mail';
+export { bounceMailWorkflow } from './bounce-mail';
 export { analyticsSyncWorkflow } from './analytics-sync';
 export { importWorkflow } from './import';

@@ -3,6 +3,7 @@ import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
 import {
   automationEnrollWorkflowId,
+  bounceMailWorkflowId,
   campaignWorkflowId,
   enrollmentWorkflowId,
   importWorkflowId,
@@ -24,6 +25,8 @@ import { domainWatchdogWorkflow } from './domain-watchdog';
 import { automationEnrollWorkflow, type AutomationEnrollInput } from './automation-enroll';
 import { cancelImportSignal, importWorkflow } from './import';
 import { inboundMailWorkflow } from './inbound-mail';
+import { bounceMailWorkflow } from './bounce-mail';
+import type { BounceMailInput } from '../activities/bounce-mail';
 import { journeyWorkflow } from './journey';
 import { journeySweeperWorkflow } from './journey-sweeper';
 import { exitEnrollmentSignal, type ExitRequestReason, type JourneyEvent, journeyEventSignal } from './journey-signals';
@@ -146,6 +149,27 @@ export async function startInboundMailWorkflow(client: Client, taskQueuePrefix: 
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       priority: { priorityKey: TEMPORAL_PRIORITY.transactional, fairnessKey: message.workspaceId },
       typedSearchAttributes: searchAttributes({ WorkspaceId: message.workspaceId, Channel: 'email', Kind: 'inbound' }),
+    }),
+  );
+  return workflowId;
+}
+
+/**
+ * The bounce-mail workflow of one report mail that reached a VERP return path (`bounce:<digest>`), started
+ * by the MX before it answers 250, so an accepted report is never lost (a failed start answers 451 and the
+ * sender retries; its retry has the same digest, so it is one workflow). On the control queue at
+ * transactional priority, like inbound mail: a bounce must suppress an address before the next send to it.
+ */
+export async function startBounceMailWorkflow(client: Client, taskQueuePrefix: string, input: BounceMailInput): Promise<string> {
+  const workflowId = bounceMailWorkflowId(input.digest);
+  await startOnce(() =>
+    client.workflow.start(bounceMailWorkflow, {
+      workflowId,
+      taskQueue: taskQueueName(taskQueuePrefix, 'control'),
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: { priorityKey: TEMPORAL_PRIORITY.transactional },
+      typedSearchAttributes: searchAttributes({ Channel: 'email', Kind: 'bounce' }),
     }),
   );
   return workflowId;

@@ -15,6 +15,12 @@ export interface OutboundEmail {
   text?: string;
   headers: Record<string, string>;
   attachments: OutboundAttachment[];
+  /**
+   * Where bounces of this message are collected (a VERP return path per recipient on this domain: the
+   * sending domain when it receives at our MX, or its bounce subdomain); null keeps the From address as
+   * the envelope sender, for a domain whose return-path records are not published yet.
+   */
+  returnPathDomain?: string | null;
 }
 
 export interface OutboundAttachment {
@@ -28,6 +34,19 @@ export interface OutboundAttachment {
 export interface SendReceipt {
   provider: string;
   providerMessageId: string;
+  /** Recipients the provider refused while we waited (SMTP RCPT or DATA replies): they bounce at once. */
+  refused?: RefusedRecipient[];
+}
+
+/** One recipient refused at SMTP time, by its index among the message's to, cc and bcc addresses. */
+export interface RefusedRecipient {
+  address: string;
+  recipientIndex: number;
+  /** The SMTP reply, e.g. `550 5.1.1 <ann@example.org>: Recipient address rejected: User unknown`. */
+  reply: string;
+  responseCode: number;
+  /** Whether the refusal may pass (a 4xx, or the connection lost after other recipients had it). */
+  transient: boolean;
 }
 
 /** One adapter per provider (novu's shape): send, and, where the provider calls back, parse events. */

@@ -42,11 +42,11 @@ export const UpdateDomainBody = z
 
 export const DomainParams = z.object({ id: z.uuid() });
 
-const RecordKind = z.enum(['spf', 'dkim', 'dmarc', 'mx']);
+const RecordKind = z.enum(['spf', 'dkim', 'dmarc', 'mx', 'return_path_mx', 'return_path_spf']);
 
 export const DnsRecordSchema = z
   .object({
-    record: RecordKind.describe('What the record is for'),
+    record: RecordKind.describe('What the record is for; return_path_mx and return_path_spf (the bounce subdomain of a domain without inbound) are optional: they never fail verification, and once they check, SMTP mail carries a VERP return path there'),
     type: z.enum(['TXT', 'MX']),
     name: z.string().describe('Fully qualified name to publish the record at'),
     value: z.string().describe('TXT text, or the MX host'),

@@ -25,11 +25,16 @@ const MOVES: Partial<Record<ProviderEvent['type'], { from: MessageStatus[]; to: 
 
 const HARD_BOUNCE_MOVE = { from: ['sending', 'sent', 'delivered'] as MessageStatus[], to: 'bounced' as const };
 
+/** The message an event is about: its workspace, its id, and every address it went to (to, cc, bcc). */
+export interface EventMessage {
+  workspaceId: string;
+  messageId: string;
+  recipients: string[];
+}
+
 /**
- * Records one provider event on its message: the event (once per provider notification id), the status
- * move, the engagement summary, and the suppression of hard-bounced or complaining addresses, all in one
- * transaction. Only the message's own recipients (to, cc, bcc) are suppressed; a bounce or complaint that
- * names none of them is not recorded at all, and one that names others too keeps them apart in its data.
+ * Records one provider event on its message, found by the id the provider gave it (SES notifications):
+ * see `recordEventOnMessage`.
  */
 export async function recordProviderEvent(
   db: Sequelize,
@@ -40,20 +45,39 @@ export async function recordProviderEvent(
 ): Promise<RecordOutcome> {
   const found = await findByProviderMessageId(db, provider, event.providerMessageId);
   if (!found) return 'unknown-message';
+  return recordEventOnMessage(db, suppress, found, notificationId, event);
+}
+
+/**
+ * Records one provider event on a message already found (by its provider id, or by our own id, as a VERP
+ * bounce and an SMTP refusal name it): the event (once per notification id), the status move, the
+ * engagement summary, and the suppression of hard-bounced or complaining addresses, all in one
+ * transaction. Only the message's own recipients (to, cc, bcc) are suppressed; a bounce or complaint that
+ * names none of them is not recorded at all, and one that names others too keeps them apart in its data.
+ * `event.data` (a bounce's status code, its source) is stored beside the recipients.
+ */
+export async function recordEventOnMessage(
+  db: Sequelize,
+  suppress: Suppress,
+  found: EventMessage,
+  notificationId: string,
+  event: ProviderEvent,
+): Promise<RecordOutcome> {
   const { workspaceId, messageId } = found;
   const named = event.type === 'bounce' || event.type === 'complaint' ? recipientsOfMessage(event.recipients, found.recipients) : null;
   if (named && named.matched.length === 0 && named.foreign.length > 0) return 'foreign-recipients';
   const at = event.at ?? new Date();
   const hardBounce = event.type === 'bounce' && event.bounceType === 'hard';
+  const recipients = named
+    ? { recipients: named.matched, ...(named.foreign.length > 0 && { ignoredRecipients: named.foreign }) }
+    : 'recipients' in event ? { recipients: event.recipients } : {};
   return db.transaction(async (transaction) => {
     const stored = await insertMessageEvent(db, workspaceId, messageId, {
       type: event.type,
       bounceType: event.type === 'bounce' ? event.bounceType : null,
       reason: event.type === 'bounce' ? event.detail : null,
       providerEventId: notificationId,
-      data: named
-        ? { recipients: named.matched, ...(named.foreign.length > 0 && { ignoredRecipients: named.foreign }) }
-        : 'recipients' in event ? { recipients: event.recipients } : {},
+      data: { ...event.data, ...recipients },
       at,
     }, transaction);
     // A redelivered notification changes nothing the first one did not.
@@ -164,4 +188,30 @@ async function replay(db: Sequelize, suppress: Suppress, rows: ParkedRow[]): Pro
     await db.query('DELETE FROM parked_provider_events WHERE provider = $1 AND notification_id = $2', { bind: [row.provider, row.notification_id] });
   }
   return recorded;
+}
+
+/**
+ * The message a VERP return path names, by our own id alone: a bounce arrives with no workspace of its own,
+ * and the token (whose MAC the MX verified) carries only the message id and the recipient's index. Returns
+ * the recipients as stored and, in envelope order, as addresses.
+ */
+export async function findReturnPathMessage(
+  db: Sequelize,
+  messageId: string,
+): Promise<(EventMessage & { to: string[]; cc: string[]; bcc: string[]; providerMessageId: string | null }) | null> {
+  const rows = await db.query<{ id: string; workspace_id: string; to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[]; provider_message_id: string | null }>(
+    'SELECT id, workspace_id, to_addresses, cc_addresses, bcc_addresses, provider_message_id FROM messages WHERE id = $1',
+    { bind: [messageId], type: QueryTypes.SELECT },
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    workspaceId: row.workspace_id,
+    messageId: row.id,
+    recipients: [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses],
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    bcc: row.bcc_addresses,
+    providerMessageId: row.provider_message_id,
+  };
 }

@@ -18,7 +18,10 @@ export interface Figures {
   deliveredOnce: number;
   /** Accepted and reached the provider more than once (each must be in the counted window). */
   deliveredMoreThanOnce: number;
-  /** Ended `failed` after the provider refused them permanently (550): the expected end, never sent. */
+  /**
+   * Ended `failed` or `bounced` after the provider refused them permanently (550): the expected end, never
+   * sent. A 550 to DATA refuses the recipients, so the message bounces (docs/emails.md, Bounces and complaints).
+   */
   failedPermanently: number;
   /** Accepted and never reached the provider, nor ended failed with a reason: must be 0. */
   lost: number;
@@ -126,6 +129,10 @@ export async function checkInvariants(input: {
       continue;
     }
     if (!END_STATES.includes(row.status)) continue;
+    if (row.status === 'bounced' && deliveries === 0 && refusedPermanently) {
+      failedPermanently += 1;
+      continue;
+    }
     if (deliveries === 0) lost.push(`${row.id} (${row.status}, never reached the provider)`);
     else if (deliveries === 1) deliveredOnce += 1;
     if (deliveries > 1) {

@@ -234,7 +234,7 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'provider-faults',
     fault: 'the provider throttles (421) for 5 s, is down (connections refused) for 5 s, then refuses permanently (550) for 2 s',
-    proves: 'throttling and outages are retried until sent once; a permanent refusal ends the message failed, with its failed event and its quota unit given back',
+    proves: 'throttling and outages are retried until sent once; a permanent refusal (550 to DATA: the recipients refused) ends the message bounced, never sent twice nor lost',
     async run(context) {
       await underWay(context);
       await context.sink.setMode('throttle');

@@ -4,13 +4,18 @@ import type { SMTPServer } from 'smtp-server';
 import type { BlobStore } from '../../db/blob-store';
 import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
 import { inboundLimits } from '../../workers/inbound-limits';
+import { bounceIntake } from '../../workers/inbound-bounces';
+import { returnPathTokens } from '../../core/bounces/return-path';
+import { configKeyring } from '../../core/config';
+import { macKeys } from '../../core/secrets';
 import { createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
 import type { TestDnsServer } from './dns-server';
 import type { EmailStack } from './email-stack';
 
 /**
  * The inbound SMTP listener on an ephemeral port beside an email stack, as `npm start` runs it: its hand-off
- * starts each accepted message's inbound-mail workflow on the stack's workers. `handOff` replaces that (a test
+ * starts each accepted message's inbound-mail workflow on the stack's workers, and mail to a VERP return
+ * path starts a bounce-mail workflow there. `handOff` replaces that (a test
  * of the outbox drain makes it fail, as when Temporal is away).
  */
 export async function startInboundListener(options: {
@@ -32,6 +37,12 @@ export async function startInboundListener(options: {
     logger: pino({ level: 'silent' }),
     handOff: (accepted) => (options.handOff ? options.handOff(accepted, () => start(accepted)) : start(accepted)),
     closeTimeoutMs: 200,
+    bounces: bounceIntake({
+      blobs: options.blobs,
+      client,
+      taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX,
+      tokens: returnPathTokens(macKeys(configKeyring(stack.api.config))),
+    }),
   });
   return { server, port: await listenInboundSmtp(server, '127.0.0.1', 0) };
 }

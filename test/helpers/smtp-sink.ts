@@ -19,6 +19,13 @@ export interface SmtpSink {
    * bytes but has not accepted them. `arrived` resolves then; the held message is never accepted.
    */
   holdNext: () => { arrived: Promise<void> };
+  /**
+   * Answers RCPT TO for the addresses `refusal` returns a reply for (e.g. `[550, '5.1.1 User unknown']`), as a
+   * receiving server refuses an unknown mailbox; null accepts. Replaces the previous rule.
+   */
+  refuseRecipients: (refusal: (address: string) => readonly [number, string] | null) => void;
+  /** Answers MAIL FROM with this reply (a relay that refuses our sender); null accepts again. */
+  refuseSender: (refusal: readonly [number, string] | null) => void;
   close: () => Promise<void>;
 }
 
@@ -27,12 +34,22 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const received: ReceivedMail[] = [];
   let failures = { count: 0, code: 0 };
   let hold: (() => void) | null = null;
+  let recipientRefusal: (address: string) => readonly [number, string] | null = () => null;
+  let senderRefusal: readonly [number, string] | null = null;
+  const refused = ([code, text]: readonly [number, string]) => Object.assign(new Error(text), { responseCode: code });
   const options: SMTPServerOptions = {
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     // The worker's pooled SMTP connections stay open; closing waits this long for them (default 30 s).
     closeTimeout: 200,
+    onMailFrom(_address, _session, callback) {
+      callback(senderRefusal ? refused(senderRefusal) : null);
+    },
+    onRcptTo(address, _session, callback) {
+      const refusal = recipientRefusal(address.address);
+      callback(refusal ? refused(refusal) : null);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,6 +85,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       failures = { count, code };
     },
     holdNext: () => ({ arrived: new Promise<void>((resolve) => (hold = resolve)) }),
+    refuseRecipients: (refusal) => {
+      recipientRefusal = refusal;
+    },
+    refuseSender: (refusal) => {
+      senderRefusal = refusal;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -236,11 +236,12 @@ describe('status sync', () => {
     expect(metrics.perInbox).toEqual([{ inboxId: inbox.id, address: inbox.address, received: 0, sent: 2, delivered: 1, bounced: 1 }]);
   });
 
-  it('a send the provider refuses for good (550) → its inbox row ends failed; nothing counted delivered or bounced', async () => {
+  it('a send the relay refuses for good (550 to MAIL FROM) → its inbox row ends failed; nothing counted delivered or bounced', async () => {
     const { call, workspaceId, inbox } = await setUp();
-    stack.sink.failNext(1, 550);
+    // A 550 to the sender refuses us, not the recipient: a failure, not a bounce (docs/emails.md).
+    stack.sink.refuseSender([550, '5.7.1 Relay access denied']);
     const result = (await call('POST', `/inboxes/${inbox.id}/send`, { to: 'refused@example.org', subject: 'No', text: 'x' })).body as SendResult;
-    await stack.waitForStatus(workspaceId, result.messageId, ['failed']);
+    await stack.waitForStatus(workspaceId, result.messageId, ['failed']).finally(() => stack.sink.refuseSender(null));
     await rowStatus(result.id, 'failed');
     expect(await counters(inbox.id)).toEqual({ sent: 1, delivered: 0, bounced: 0 });
   });

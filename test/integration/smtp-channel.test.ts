@@ -70,11 +70,20 @@ describe('the SMTP provider', () => {
     expect(parsed.text?.trim()).toBe('Just text, https://example.org as written');
   });
 
-  it('a 5xx answer is permanent; a 4xx answer is left to retries', async () => {
+  it('a 5xx to MAIL FROM (the relay refuses us) is permanent; a 5xx to DATA refuses every recipient on the receipt; a 4xx is left to retries', async () => {
     const channel = createSmtpChannel(sink.url);
     const outbound = email();
-    sink.failNext(1, 550);
+    sink.refuseSender([550, '5.7.1 Relay access denied']);
     await expect(channel.send(outbound, await buildMime(outbound))).rejects.toBeInstanceOf(PermanentSendError);
+    sink.refuseSender(null);
+    sink.failNext(1, 550);
+    const refused = await channel.send(outbound, await buildMime(outbound));
+    expect(refused.refused?.map((each) => [each.address, each.recipientIndex, each.responseCode, each.transient])).toEqual([
+      ['ann@example.org', 0, 550, false],
+      ['john@example.org', 1, 550, false],
+      ['cc@example.org', 2, 550, false],
+      ['hidden@example.org', 3, 550, false],
+    ]);
     sink.failNext(1, 451);
     const transient = channel.send(outbound, await buildMime(outbound));
     await expect(transient).rejects.toThrow();

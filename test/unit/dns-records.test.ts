@@ -6,17 +6,20 @@ const settings = { spfInclude: 'spf.messaging.local', inboundMxHost: 'inbound.me
 const source = { name: 'example.com', dkimSelector: 'msgabc12345', dkimPublicKey: 'A'.repeat(392), inboundEnabled: false };
 
 describe('DNS records to publish', () => {
-  it('SPF, DKIM and DMARC are TXT records at the domain, <selector>._domainkey and _dmarc', () => {
+  it('SPF, DKIM and DMARC are TXT records at the domain, <selector>._domainkey and _dmarc; the bounce subdomain gets our MX and the SPF', () => {
     expect(domainRecords(source, settings)).toEqual([
       { record: 'spf', type: 'TXT', name: 'example.com', value: 'v=spf1 include:spf.messaging.local ~all', ttl: 3600 },
       { record: 'dkim', type: 'TXT', name: 'msgabc12345._domainkey.example.com', value: `v=DKIM1; k=rsa; p=${'A'.repeat(392)}`, ttl: 3600 },
       { record: 'dmarc', type: 'TXT', name: '_dmarc.example.com', value: 'v=DMARC1; p=none; adkim=r; aspf=r', ttl: 3600 },
+      { record: 'return_path_mx', type: 'MX', name: 'bounces.example.com', value: 'inbound.messaging.local', priority: 10, ttl: 3600 },
+      { record: 'return_path_spf', type: 'TXT', name: 'bounces.example.com', value: 'v=spf1 include:spf.messaging.local ~all', ttl: 3600 },
     ]);
   });
 
-  it('the MX record to the inbound host is added once inbound is enabled', () => {
+  it('the MX record to the inbound host is added once inbound is enabled, and the bounce subdomain is no longer needed', () => {
     const records = domainRecords({ ...source, inboundEnabled: true }, settings);
     expect(records.at(-1)).toEqual({ record: 'mx', type: 'MX', name: 'example.com', value: 'inbound.messaging.local', priority: 10, ttl: 3600 });
+    expect(records.map((record) => record.record)).not.toContain('return_path_mx');
   });
 
   it('long TXT text is split into character-strings of at most 255 octets that join back to the text', () => {

@@ -85,22 +85,39 @@ describe('MX check', () => {
 
 describe('the whole domain', () => {
   it('is verified when SPF, DKIM and DMARC all check, with no detail', async () => {
-    const { lookup } = memoryDns({ txt: published });
+    const { lookup } = memoryDns({
+      txt: { ...published, 'bounces.example.com': ['v=spf1 include:spf.messaging.local ~all'] },
+      mx: { 'bounces.example.com': [{ exchange: 'inbound.messaging.local', priority: 10 }] },
+    });
     expect(await checkDomainRecords(lookup, domain, settings)).toEqual({
       outcome: 'verified',
       records: [
         { record: 'spf', status: 'verified' },
         { record: 'dkim', status: 'verified' },
         { record: 'dmarc', status: 'verified' },
+        { record: 'return_path_mx', status: 'verified' },
+        { record: 'return_path_spf', status: 'verified' },
       ],
     });
+  });
+
+  it('the bounce return path unpublished fails its own records only: the domain still verifies, with no detail', async () => {
+    const { lookup } = memoryDns({ txt: published });
+    const check = await checkDomainRecords(lookup, domain, settings);
+    expect(check.outcome).toBe('verified');
+    expect(check.detail).toBeUndefined();
+    expect(check.records.slice(3)).toEqual([
+      expect.objectContaining({ record: 'return_path_mx', status: 'failed' }),
+      expect.objectContaining({ record: 'return_path_spf', status: 'failed' }),
+    ]);
+    expect(check.records.slice(3).map((record) => record.detail).join(' ')).toContain('bounces.example.com');
   });
 
   it('fails when one record fails, and the detail names every problem in record order', async () => {
     const { lookup } = memoryDns({ txt: { 'example.com': ['v=spf1 mx ~all'], [DKIM_NAME]: published[DKIM_NAME] } });
     const check = await checkDomainRecords(lookup, domain, settings);
     expect(check.outcome).toBe('failed');
-    expect(check.records.map((record) => record.status)).toEqual(['failed', 'verified', 'failed']);
+    expect(check.records.map((record) => record.status)).toEqual(['failed', 'verified', 'failed', 'failed', 'failed']);
     expect(check.detail).toMatch(/^The SPF record of example\.com .* No DMARC record found at _dmarc\.example\.com\./);
   });
 

@@ -73,6 +73,7 @@ async function main(): Promise<void> {
         logger,
         perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT,
         intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
+        sweepIntervalMs: config.WEBHOOK_SLOT_SWEEP_INTERVAL_MS,
       }),
       runInboundDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, intervalMs: 1_000 }),
     ]

@@ -14,6 +14,7 @@ import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
+import { runWorkerRegistry } from './worker-registry';
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
 async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
   const redis = createRedis(config.REDIS_URL);
+  // Counted by every worker's pacer while Redis is away: each paces at the rate ÷ live workers.
+  const registry = runWorkerRegistry({ db, logger });
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
   const options = {
     connection,
@@ -82,6 +85,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
   await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+  await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   logger.info('worker stopped');
 }

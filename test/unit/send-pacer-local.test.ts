@@ -1,15 +1,6 @@
 import { LocalSendPacer } from '../../db/send-pacer-local';
 import type { PaceLimit } from '../../db/send-pacer';
-
-/** The most instants of `times` (ms, sorted) in any window of `windowMs`, closed at both ends. */
-function busiestWindow(times: readonly number[], windowMs: number): number {
-  let most = 0;
-  for (let first = 0, last = 0; last < times.length; last += 1) {
-    while (times[last] - times[first] > windowMs) first += 1;
-    most = Math.max(most, last - first + 1);
-  }
-  return most;
-}
+import { maxInWindow } from '../helpers/send-windows';
 
 /** A pacer on a clock the test moves: each caller reserves when its slot is due, as `acquire` would. */
 function simulated() {
@@ -44,9 +35,9 @@ describe('local send pacer (Redis away)', () => {
     const clock = simulated();
     const slots = clock.drain([{ key: 'email:smtp', ratePerSecond: rate }], share, 60_000);
     const bound = Math.floor((windowMs / 1_000) * rate * share) + 1;
-    expect(busiestWindow(slots, windowMs)).toBeLessThanOrEqual(bound);
+    expect(maxInWindow(slots, windowMs)).toBeLessThanOrEqual(bound);
     // One fewer where the interval, rounded up to a whole microsecond, no longer divides the window.
-    expect(busiestWindow(slots, windowMs)).toBeGreaterThanOrEqual(bound - 1);
+    expect(maxInWindow(slots, windowMs)).toBeGreaterThanOrEqual(bound - 1);
     // Exactly one interval apart, never closer.
     const gaps = slots.slice(1).map((slot, index) => slot - slots[index]);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1_000 / (rate * share));
@@ -69,9 +60,9 @@ describe('local send pacer (Redis away)', () => {
       }
     }
     all.sort((a, b) => a - b);
-    expect(busiestWindow(all, 1_000)).toBeLessThanOrEqual(Math.floor(30 * share) + 1);
-    expect(busiestWindow(all, 10_000)).toBeGreaterThanOrEqual(Math.floor(10 * 30 * share * 0.95));
-    for (const slots of byChat.values()) expect(busiestWindow(slots, 10_000)).toBeLessThanOrEqual(Math.floor(10 * share) + 1);
+    expect(maxInWindow(all, 1_000)).toBeLessThanOrEqual(Math.floor(30 * share) + 1);
+    expect(maxInWindow(all, 10_000)).toBeGreaterThanOrEqual(Math.floor(10 * 30 * share * 0.95));
+    for (const slots of byChat.values()) expect(maxInWindow(slots, 10_000)).toBeLessThanOrEqual(Math.floor(10 * share) + 1);
   });
 
   it('a slot further away than the horizon is not reserved: nothing is taken, and the answer says when to ask again', () => {
@@ -100,7 +91,7 @@ describe('local send pacer (Redis away)', () => {
     expect(sent.map(({ index }) => index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     // 50/s: 8 turns take at least 7 intervals, and no 100 ms holds more than floor(0.1 × 50) + 1.
     expect(sent[7].at - started).toBeGreaterThanOrEqual(7 * 20 - 1);
-    expect(busiestWindow(sent.map(({ at }) => at), 100)).toBeLessThanOrEqual(6);
+    expect(maxInWindow(sent.map(({ at }) => at), 100)).toBeLessThanOrEqual(6);
   });
 
   it('a caller that would wait past maxWaitMs is refused with how long until a turn', async () => {

@@ -38,9 +38,9 @@ const PRUNE_ABOVE = 1_000;
  * leave some of its bot's capacity unused here. Good enough for an outage; exact all the same.
  *
  * A reservation is granted only when its slot is at most one interval of its fastest limit away; callers
- * of one set of limits queue in order behind each other until theirs is. So when Redis answers again and
- * the caller switches back (`abandon`), at most one granted slot per limit is still to be used here
- * beside the shared pacer's: the switch double-spends at most one interval per limit.
+ * of one set of limits queue in order behind each other until theirs is (and sleep until it out of the
+ * queue). So when Redis answers again and callers switch back (`abandon`), the slots still to be used here
+ * beside the shared pacer's lie within one interval: the switch double-spends at most one interval per limit.
  */
 export class LocalSendPacer {
   /** Per limit key, its theoretical arrival time (µs on `now`): the earliest instant of its next slot. */
@@ -75,44 +75,57 @@ export class LocalSendPacer {
   /**
    * Waits in order for a slot and then until it, as the shared pacer's `acquire` does. Answers null when
    * `abandon` said to stop while queued (nothing was reserved), and a refusal (nothing reserved either)
-   * when the slot is further than `maxWaitMs` from the call.
+   * when the slot is further than `maxWaitMs` from the call. A caller too late for its slot (see the bound)
+   * queues again for a new one.
    */
   async acquire(limits: readonly PaceLimit[], options: LocalAcquireOptions): Promise<Reservation | null> {
+    const started = this.now();
+    for (;;) {
+      const turn = await this.inTurn(limits, () => this.reserveWhenNear(limits, options, started));
+      if (!turn || !turn.granted) return turn;
+      // Out of the queue while it sleeps, so the next caller reserves the following slot meanwhile.
+      while (this.now() < turn.slot) await sleep(Math.ceil(turn.slot - this.now()), undefined, { signal: options.signal });
+      if (this.now() - turn.slot < Math.max(this.maxLatenessMs, turn.horizon)) {
+        return { granted: true, waitMs: turn.slot - started, sendAt: Date.now() };
+      }
+    }
+  }
+
+  /** Runs `work` once the callers of the same limits queued before this one are done with theirs. */
+  private async inTurn<T>(limits: readonly PaceLimit[], work: () => Promise<T>): Promise<T> {
     const queue = limits.map(({ key }) => key).join('\n');
     const ahead = this.queues.get(queue) ?? Promise.resolve();
     let leave = () => {};
     const mine = new Promise<void>((resolve) => (leave = resolve));
     const tail = ahead.then(() => mine);
     this.queues.set(queue, tail);
-    const started = this.now();
     try {
       await ahead;
-      return await this.takeTurn(limits, options, started);
+      return await work();
     } finally {
       leave();
       if (this.queues.get(queue) === tail) this.queues.delete(queue);
     }
   }
 
-  private async takeTurn(limits: readonly PaceLimit[], options: LocalAcquireOptions, started: number): Promise<Reservation | null> {
+  /** Reserves once the slot is at most one interval away, waiting for that (a second at most between looks). */
+  private async reserveWhenNear(
+    limits: readonly PaceLimit[],
+    options: LocalAcquireOptions,
+    started: number,
+  ): Promise<{ granted: true; slot: number; horizon: number } | Extract<Reservation, { granted: false }> | null> {
     for (;;) {
       if (options.abandon?.()) return null;
       const share = options.share();
       const horizon = Math.min(...limits.map((limit) => intervalUs(limit, share))) / 1_000;
       const room = (options.maxWaitMs ?? Infinity) - (this.now() - started);
       const turn = this.reserve(limits, share, Math.min(horizon, room));
-      if (!turn.granted) {
-        const untilSlot = turn.retryAfterMs + Math.min(horizon, room);
-        // As the shared pacer answers: how long until a caller with the same maxWaitMs could be granted.
-        if (untilSlot > room) return { granted: false, retryAfterMs: Math.max(0, untilSlot - room) };
-        // Not longer than a second at a time, so a shared pacer that is back is noticed while queued.
-        await sleep(Math.ceil(Math.min(turn.retryAfterMs, 1_000)), undefined, { signal: options.signal });
-        continue;
-      }
-      while (this.now() < turn.slot) await sleep(Math.ceil(turn.slot - this.now()), undefined, { signal: options.signal });
-      if (this.now() - turn.slot < Math.max(this.maxLatenessMs, horizon)) {
-        return { granted: true, waitMs: turn.slot - started, sendAt: Date.now() };
-      }
+      if (turn.granted) return { ...turn, horizon };
+      const untilSlot = turn.retryAfterMs + Math.min(horizon, room);
+      // As the shared pacer answers: how long until a caller with the same maxWaitMs could be granted.
+      if (untilSlot > room) return { granted: false, retryAfterMs: Math.max(0, untilSlot - room) };
+      // Not longer than a second at a time, so a shared pacer that is back is noticed while queued.
+      await sleep(Math.ceil(Math.min(turn.retryAfterMs, 1_000)), undefined, { signal: options.signal });
     }
   }
 

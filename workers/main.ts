@@ -50,7 +50,9 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: metrics });
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
-  const redis = createRedis(config.REDIS_URL);
+  // Its outages are reported by the pacer (one line on losing Redis, one on getting it back), not by ioredis
+  // once per reconnection attempt.
+  const redis = createRedis(config.REDIS_URL).on('error', () => undefined);
   // Counted by every worker's pacer while Redis is away: each paces at the rate ÷ live workers.
   const registry = runWorkerRegistry({ db, logger });
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));

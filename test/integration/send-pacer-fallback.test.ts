@@ -55,17 +55,20 @@ describe('worker registry', () => {
   it('counts workers that beat lately, not one that missed three beats; forgets a worker dead a minute; a clean stop leaves at once', async () => {
     const registry = runWorkerRegistry({ db, logger: silent, intervalMs: 100 });
     const other = { id: randomUUID(), host: 'elsewhere', pid: 4242 };
-    await beatWorker(db, other);
-    expect(await countLiveWorkers(db, WORKER_LIVE_FOR_MS)).toBe(2);
-
-    await db.query("UPDATE worker_processes SET beat_at = now() - interval '20 seconds' WHERE id = $1", { bind: [other.id] });
-    expect(await countLiveWorkers(db, WORKER_LIVE_FOR_MS)).toBe(1);
-
-    await db.query("UPDATE worker_processes SET beat_at = now() - interval '2 minutes' WHERE id = $1", { bind: [other.id] });
     const rows = () => db.query<{ id: string }>('SELECT id FROM worker_processes', { type: QueryTypes.SELECT });
-    expect(await until('the dead worker forgotten', rows, (found) => found.length === 1)).toEqual([{ id: registry.id }]);
+    try {
+      await beatWorker(db, other);
+      await until('both workers live', () => countLiveWorkers(db, WORKER_LIVE_FOR_MS), (live) => live === 2);
 
-    await registry.stop();
+      await db.query("UPDATE worker_processes SET beat_at = now() - interval '20 seconds' WHERE id = $1", { bind: [other.id] });
+      expect(await countLiveWorkers(db, WORKER_LIVE_FOR_MS)).toBe(1);
+
+      await db.query("UPDATE worker_processes SET beat_at = now() - interval '2 minutes' WHERE id = $1", { bind: [other.id] });
+      expect(await until('the dead worker forgotten', rows, (found) => found.length === 1)).toEqual([{ id: registry.id }]);
+    } finally {
+      await registry.stop();
+      await db.query('DELETE FROM worker_processes WHERE id = $1', { bind: [other.id] });
+    }
     expect(await rows()).toEqual([]);
   });
 });

@@ -32,7 +32,7 @@ import { createJourneySweeperActivities } from './journey-sweeper';
 import { bulkChunkSize, createDeliveryActivities, type DeliveryTiming } from './delivery';
 import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
-import { createPacing, emailPaceLimits } from './pacing';
+import { createPacing, emailPaceLimits, type PacingDeps } from './pacing';
 import { createChatRenderer } from './chat-render';
 import { createTelegramChannel } from './channels/telegram-channel';
 import { createWhatsAppChannel } from './channels/whatsapp-channel';
@@ -66,6 +66,8 @@ export interface ActivityDeps {
   timing?: Partial<DeliveryTiming>;
   /** For pacing provider calls (shared by all workers); a connection to REDIS_URL, made on first use, when not given. */
   redis?: Redis;
+  /** A shorter probe and share refresh of the pacer's fallback while Redis is away (tests). */
+  pacerFallback?: PacingDeps['fallback'];
   /** Where templates render; built from the config when not given (its threads start on first use). */
   templateRenderer?: TemplateRenderer;
   /** Options of the webhook calls' SSRF-safe fetcher (tests point its resolver at a stand-in). */
@@ -92,8 +94,9 @@ export function emailChannelFromConfig(config: Config, db: Sequelize, sesClients
 /** Every activity, built from its dependencies so tests can pass their own. */
 export function createActivities(deps: ActivityDeps) {
   const { db, config } = deps;
-  const pacing = createPacing(config, deps.redis);
-  const observer = createSendObserver(deps.logger ?? pino({ level: config.LOG_LEVEL }), deps.metrics);
+  const logger = deps.logger ?? pino({ level: config.LOG_LEVEL });
+  const pacing = createPacing({ config, redis: deps.redis, db, logger, metrics: deps.metrics, fallback: deps.pacerFallback });
+  const observer = createSendObserver(logger, deps.metrics);
   const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
   const sources = createAttachmentSources({ db, blobs });

@@ -1,8 +1,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Redis } from 'ioredis';
+import { type Logger, pino } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
+import { WORKER_LIVE_FOR_MS } from '../core/worker-registry';
 import { createRedis, redisReady } from '../db/redis';
-import { type PaceLimit, SendPacer, SendPacerUnavailable } from '../db/send-pacer';
+import { countLiveWorkers } from '../db/repositories/worker-registry';
+import { type PaceLimit, type Reservation, SendPacer, SendPacerUnavailable } from '../db/send-pacer';
+import { LocalSendPacer } from '../db/send-pacer-local';
+import { PacerFallback, type PacerFallbackDeps } from './pacer-fallback';
 
 /**
  * How late a woken sender may still use its turn. A worker busy signing and building mail wakes tens of
@@ -12,7 +19,7 @@ import { type PaceLimit, SendPacer, SendPacerUnavailable } from '../db/send-pace
  */
 const LATENESS_MS = 50;
 
-/** The longest an attempt waits for its turn; past it the turn is not taken and Temporal retries later. */
+/** The longest an attempt waits for its turn (in either pacer); past it the turn is not taken and Temporal retries later. */
 const MAX_WAIT_MS = 60_000;
 
 /** The email provider's rate, across every worker and workspace (`email:smtp`, `email:ses`). */
@@ -36,30 +43,70 @@ export function whatsAppPaceLimits(sender: string, ratePerSecond: number): PaceL
   return [{ key: `whatsapp:twilio:${sender}`, ratePerSecond }];
 }
 
+export interface PacingDeps {
+  config: Config;
+  /** The shared pacer's Redis; a connection to REDIS_URL, made on first use, when not given. */
+  redis?: Redis;
+  /** Where the worker registry counts live workers (the fallback's share). */
+  db: Sequelize;
+  logger?: Logger;
+  metrics?: Registry;
+  /** Shorter probe and share refresh (tests). */
+  fallback?: Pick<PacerFallbackDeps, 'probeMs' | 'shareRefreshMs'>;
+}
+
 /**
  * Pacing of provider calls, shared by every worker through Redis (db/send-pacer.ts): each message waits
  * for one turn under all the limits its channel names (prepared with the message) right before it is sent,
  * so every rate holds over any window, across all workers, for single sends and batches alike.
+ *
+ * Redis unreachable: this worker paces on its own at its share of each rate (the rate ÷ live workers,
+ * db/send-pacer-local.ts and pacer-fallback.ts) and sends go on; once Redis answers a probe again, the
+ * shared pacer takes over (docs/delivery.md "When Redis is away").
  */
-export function createPacing(config: Config, redis?: Redis): { pace: (limits: readonly PaceLimit[]) => Promise<void>; close: () => Promise<void> } {
-  let client = redis;
+export function createPacing(deps: PacingDeps): { pace: (limits: readonly PaceLimit[]) => Promise<void>; close: () => Promise<void> } {
+  const { config } = deps;
+  let client = deps.redis;
   let pacer: SendPacer | null = null;
+  const local = new LocalSendPacer({ maxLatenessMs: LATENESS_MS });
+  const fallback = new PacerFallback({
+    probe: async () => client?.ping(),
+    liveWorkers: () => countLiveWorkers(deps.db, WORKER_LIVE_FOR_MS),
+    logger: deps.logger ?? pino({ level: config.LOG_LEVEL }),
+    metrics: deps.metrics,
+    ...deps.fallback,
+  });
+
+  async function sharedTurn(limits: readonly PaceLimit[]): Promise<Reservation | null> {
+    if (!client) {
+      client = createRedis(config.REDIS_URL);
+      // The client fails fast while disconnected: give the first connection a moment.
+      await redisReady(client, 2_000);
+    }
+    pacer ??= new SendPacer(client, { prefix: config.TASK_QUEUE_PREFIX, maxLatenessMs: LATENESS_MS });
+    try {
+      return await pacer.acquire(limits, { maxWaitMs: MAX_WAIT_MS });
+    } catch (error) {
+      if (!(error instanceof SendPacerUnavailable)) throw error;
+      await fallback.enter(error);
+      return null;
+    }
+  }
+
+  async function turnOf(limits: readonly PaceLimit[]): Promise<Reservation> {
+    for (;;) {
+      const shared = (await fallback.recovered()) ? await sharedTurn(limits) : null;
+      if (shared) return shared;
+      await fallback.refreshShare(false);
+      // Null when Redis came back while this caller was queued: it takes its turn from the shared pacer.
+      const turn = await local.acquire(limits, { share: () => fallback.share, maxWaitMs: MAX_WAIT_MS, abandon: () => !fallback.engaged });
+      if (turn) return turn;
+    }
+  }
+
   return {
     async pace(limits) {
-      if (!client) {
-        client = createRedis(config.REDIS_URL);
-        // The client fails fast while disconnected: give the first connection a moment.
-        await redisReady(client, 2_000);
-      }
-      pacer ??= new SendPacer(client, { prefix: config.TASK_QUEUE_PREFIX, maxLatenessMs: LATENESS_MS });
-      let turn;
-      try {
-        turn = await pacer.acquire(limits, { maxWaitMs: MAX_WAIT_MS });
-      } catch (error) {
-        // Never send unpaced: without Redis the attempt fails and Temporal retries it.
-        if (error instanceof SendPacerUnavailable) throw ApplicationFailure.retryable(error.message, 'PacerUnavailable');
-        throw error;
-      }
+      const turn = await turnOf(limits);
       if (!turn.granted) {
         // A backlog longer than the wait: come back when a turn can be had, spread so retries do not collide.
         const jitter = Math.random() * 1_000;
@@ -67,7 +114,7 @@ export function createPacing(config: Config, redis?: Redis): { pace: (limits: re
       }
     },
     close: async () => {
-      if (client && client !== redis) client.disconnect();
+      if (client && client !== deps.redis) client.disconnect();
     },
   };
 }

@@ -250,6 +250,8 @@ export const configSchema = z.object({
    * only these, and the rest of its backlog waits in Postgres, not in Temporal.
    */
   WEBHOOK_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** How often the webhook dispatcher frees the slots of deliveries whose workflow ended without freeing them. */
+  WEBHOOK_SLOT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(15_000),
   /**
    * Encrypts secrets at rest (DKIM private keys, provider credentials): 32 bytes, base64 or hex. The
    * development default is public and refused in production.

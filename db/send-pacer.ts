@@ -39,8 +39,9 @@ import { ServerClock } from './server-clock';
  * None reserves a future slot on several limits atomically.
  *
  * Redis unreachable or slow: the reservation fails with `SendPacerUnavailable` (fast: the client must
- * not queue offline and must time commands out, as `createRedis` does). Nothing is ever sent unpaced;
- * the activity lets Temporal retry. A reservation whose answer was lost still holds its slot, which
+ * not queue offline and must time commands out, as `createRedis` does). Nothing is ever sent unpaced:
+ * the caller paces locally at its share of the rate instead (send-pacer-local.ts, activities/pacing.ts)
+ * until Redis answers again. A reservation whose answer was lost still holds its slot, which
  * only costs capacity. Redis keeps no pacing state across a restart: reservations granted before it
  * (at most `maxWaitMs` ahead) may then coincide with new ones, once.
  *

@@ -14,6 +14,7 @@ import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
+import { runWorkerRegistry } from './worker-registry';
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
 async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
@@ -49,7 +50,11 @@ async function main(): Promise<void> {
   collectDefaultMetrics({ register: metrics });
   const metricsServer = config.WORKER_METRICS_PORT ? await startMetricsServer(metrics, config.WORKER_METRICS_HOST, config.WORKER_METRICS_PORT) : null;
 
-  const redis = createRedis(config.REDIS_URL);
+  // Its outages are reported by the pacer (one line on losing Redis, one on getting it back), not by ioredis
+  // once per reconnection attempt.
+  const redis = createRedis(config.REDIS_URL).on('error', () => undefined);
+  // Counted by every worker's pacer while Redis is away: each paces at the rate ÷ live workers.
+  const registry = runWorkerRegistry({ db, logger });
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
   const options = {
     connection,
@@ -73,6 +78,7 @@ async function main(): Promise<void> {
         logger,
         perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT,
         intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
+        sweepIntervalMs: config.WEBHOOK_SLOT_SWEEP_INTERVAL_MS,
       }),
       runInboundDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, intervalMs: 1_000 }),
     ]
@@ -81,6 +87,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
   await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+  await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   logger.info('worker stopped');
 }

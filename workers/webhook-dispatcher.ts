@@ -5,6 +5,7 @@ import { inLanes } from '../core/lanes';
 import { WEBHOOK_DISPATCH_LEASE_MS } from '../core/webhook-delivery';
 import { claimWebhookDeliveries, markWebhookDeliveriesDispatched } from '../db/repositories/webhook-dispatch';
 import { startWebhookDeliveryWorkflow } from '../workflows/starts';
+import { sweepWebhookSlots } from './webhook-slot-sweep';
 
 export interface WebhookDispatcherOptions {
   db: Sequelize;
@@ -15,6 +16,8 @@ export interface WebhookDispatcherOptions {
   perEndpoint: number;
   /** Time between rounds when nothing was waiting or everything was in flight. */
   intervalMs: number;
+  /** Time between sweeps for slots whose workflow ended without freeing them (WEBHOOK_SLOT_SWEEP_INTERVAL_MS). */
+  sweepIntervalMs: number;
 }
 
 /** Long enough for a round of starts; a dispatcher that dies mid-round frees its rows after this. */
@@ -50,10 +53,19 @@ export function runWebhookDispatcher(options: WebhookDispatcherOptions): { stop:
     return started.length;
   }
 
+  let sweptAt = Date.now();
+  async function sweep(): Promise<void> {
+    if (Date.now() - sweptAt < options.sweepIntervalMs) return;
+    sweptAt = Date.now();
+    const freed = await sweepWebhookSlots(options.db, options.client);
+    if (freed) options.logger.info({ freed }, 'webhook dispatcher: freed the slots of deliveries whose workflow had ended');
+  }
+
   const loop = (async () => {
     while (running) {
       let dispatched = 0;
       try {
+        await sweep();
         dispatched = await round();
       } catch (err) {
         options.logger.warn({ err }, 'webhook dispatcher: round failed; retrying');

@@ -87,3 +87,49 @@ export async function markWebhookDeliveriesDispatched(db: Sequelize, deliveryIds
     { bind: [deliveryIds, leaseMs] },
   );
 }
+
+/** A dispatched delivery whose workflow the sweep asks Temporal about. */
+export interface HeldWebhookSlot {
+  deliveryId: string;
+  workspaceId: string;
+  run: number;
+}
+
+/**
+ * The next in-flight deliveries to check: dispatched at least `olderThanMs` ago and not checked for as
+ * long, the longest-unchecked first, at most `limit`. Marking them checked in the same statement spreads
+ * the rounds over every slot, and lets two sweeping workers skip each other's picks.
+ */
+export async function takeHeldWebhookSlots(db: Sequelize, options: { olderThanMs: number; limit: number }): Promise<HeldWebhookSlot[]> {
+  const rows = await db.query<{ id: string; workspace_id: string; run: number }>(
+    `UPDATE webhook_deliveries d SET slot_checked_at = now()
+     FROM (
+       SELECT id FROM webhook_deliveries
+       WHERE status = 'pending' AND dispatched_at IS NOT NULL
+         AND dispatched_at < now() - make_interval(secs => $1::double precision / 1000)
+         AND (slot_checked_at IS NULL OR slot_checked_at < now() - make_interval(secs => $1::double precision / 1000))
+       ORDER BY slot_checked_at NULLS FIRST, dispatched_at
+       LIMIT $2 FOR UPDATE SKIP LOCKED
+     ) picked
+     WHERE d.id = picked.id
+     RETURNING d.id, d.workspace_id, d.run`,
+    { bind: [options.olderThanMs, options.limit], type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({ deliveryId: row.id, workspaceId: row.workspace_id, run: row.run }));
+}
+
+/**
+ * Frees the slots of deliveries whose workflow no longer runs: their lease ends now, so the next claim
+ * takes them again as a new run (as when the 48 h lease runs out). Only the run that was checked, and
+ * only while still pending: a delivery that finished or was started again in the meantime keeps its row.
+ */
+export async function freeWebhookSlots(db: Sequelize, slots: readonly HeldWebhookSlot[]): Promise<number> {
+  if (slots.length === 0) return 0;
+  const [, affected] = await db.query(
+    `UPDATE webhook_deliveries d SET dispatch_lease_until = now(), updated_at = now()
+     FROM unnest($1::uuid[], $2::int[]) AS freed (id, run)
+     WHERE d.id = freed.id AND d.run = freed.run AND d.status = 'pending' AND d.dispatched_at IS NOT NULL`,
+    { bind: [slots.map((slot) => slot.deliveryId), slots.map((slot) => slot.run)], type: QueryTypes.UPDATE },
+  );
+  return Number(affected);
+}

@@ -31,6 +31,8 @@ export interface CountingSink {
   stalledCalls: () => number;
   /** Deliveries of every message so far, repeats included. */
   deliveredTotal: () => number;
+  /** Arrival times (epoch ms) of the deliveries accepted from `since` on, repeats included, in order. */
+  deliveriesSince: (since: number) => number[];
   setMode: (mode: SinkMode, options?: { ackDelayMs?: number; stallMs?: number }) => Promise<void>;
   close: () => Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function startCountingSink(): Promise<CountingSink> {
   let stallMs = 0;
   let total = 0;
   let lastDeliveryAt = 0;
+  const arrivals: number[] = [];
   let held = 0;
   let stalled = 0;
   const server = new SMTPServer({
@@ -88,6 +91,7 @@ export async function startCountingSink(): Promise<CountingSink> {
         deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
         total += 1;
         lastDeliveryAt = Date.now();
+        arrivals.push(lastDeliveryAt);
         if (!ackDelayMs) {
           callback();
           return;
@@ -113,6 +117,7 @@ export async function startCountingSink(): Promise<CountingSink> {
     heldAcks: () => held,
     stalledCalls: () => stalled,
     deliveredTotal: () => total,
+    deliveriesSince: (since) => arrivals.filter((at) => at >= since),
     async setMode(next, options = {}) {
       const wasDown = mode === 'down';
       mode = next;

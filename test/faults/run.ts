@@ -20,6 +20,7 @@ import { SuitePostgres, SuiteRedis, SuiteTemporal } from './services';
 
 const MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
 const RATE_LIMIT_PER_SECOND = 40;
+const SEND_RATE_PER_SECOND = 100;
 /** Load: clients sending back to back with this pause, over this many workspaces. */
 const CLIENTS = 4;
 const PAUSE_MS = 200;
@@ -64,7 +65,7 @@ async function main(): Promise<number> {
     TEMPORAL_ADDRESS: temporal.address,
     EMAIL_PROVIDER: 'smtp',
     SMTP_URL: sink.url,
-    SEND_RATE_PER_SECOND: '100',
+    SEND_RATE_PER_SECOND: String(SEND_RATE_PER_SECOND),
     RATE_LIMIT_PER_SECOND: String(RATE_LIMIT_PER_SECOND),
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'faults',
@@ -100,6 +101,7 @@ async function main(): Promise<number> {
         app, postgres, redis, temporal, sink, db, load,
         probeKey: async () => (await createWorkspace(db, { plan: 'pro', name: 'faults probe' })).apiKey,
         rateLimitPerSecond: RATE_LIMIT_PER_SECOND,
+        sendRatePerSecond: SEND_RATE_PER_SECOND,
       };
       try {
         const outcome = await scenario.run(context);

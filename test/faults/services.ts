@@ -115,6 +115,15 @@ export class SuiteRedis {
   flushAll(): void {
     execFileSync('redis-cli', ['-p', String(this.port), 'FLUSHALL']);
   }
+
+  /** Whether a key exists now (false while Redis is down). */
+  has(key: string): boolean {
+    try {
+      return execFileSync('redis-cli', ['-p', String(this.port), 'EXISTS', key]).toString().trim() === '1';
+    } catch {
+      return false;
+    }
+  }
 }
 
 export class SuiteTemporal {

@@ -66,7 +66,7 @@ export async function startEmailStack(
     const logger = pino({ level: 'silent' });
     dispatchers = [
       runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs: 50 }),
-      runWebhookDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT, intervalMs: 50 }),
+      runWebhookDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT, intervalMs: 50, sweepIntervalMs: config.WEBHOOK_SLOT_SWEEP_INTERVAL_MS }),
     ];
   };
   const stopDispatcher = async () => {

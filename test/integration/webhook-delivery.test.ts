@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { Webhook } from 'standardwebhooks';
-import { domainVerificationWorkflowId } from '../../core/ids';
+import { domainVerificationWorkflowId, webhookDeliveryWorkflowId } from '../../core/ids';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
+import { until } from '../helpers/polling';
 import { type Answer, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 interface Delivery {
@@ -17,6 +18,7 @@ interface Delivery {
 }
 
 const PER_ENDPOINT = 3;
+const SWEEP_INTERVAL_MS = 500;
 
 /**
  * Webhooks through the whole stack as shipped: events stored by the real send path and domain checks,
@@ -38,6 +40,7 @@ describe('webhook delivery', () => {
         RATE_LIMIT_PER_SECOND: '1000',
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
         WEBHOOK_IN_FLIGHT_PER_ENDPOINT: String(PER_ENDPOINT),
+        WEBHOOK_SLOT_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
         DNS_SERVERS: dns.address,
       },
     });
@@ -205,5 +208,50 @@ describe('webhook delivery', () => {
     expect(failed).toMatchObject({ statusCode: 500, error: expect.stringMatching(/failed for 5 days/) });
     expect(failed.attempts).toHaveLength(1);
     expect((await call('GET', `/webhooks/${webhookId}`)).body).toMatchObject({ webhook: { enabled: false } });
+  });
+
+  it('deliveries whose workflows were terminated mid-flight free their endpoint slots at the next sweep: the endpoint\'s next delivery arrives', async () => {
+    const { workspaceId, path, webhookId } = await subscriber(['domain.verified']);
+    answers.set(path, 500);
+    for (let index = 0; index < PER_ENDPOINT; index += 1) await storeDomainEvent(workspaceId);
+    await receiver.waitFor(path, PER_ENDPOINT);
+    const inFlight = () =>
+      stack.api.db.query<{ id: string; run: number; held: boolean }>(
+        "SELECT id, run, dispatch_lease_until > now() + interval '1 hour' AS held FROM webhook_deliveries WHERE webhook_id = $1 AND dispatched_at IS NOT NULL",
+        { bind: [webhookId], type: QueryTypes.SELECT },
+      );
+    const held = await until('every slot dispatched', inFlight, (rows) => rows.length === PER_ENDPOINT);
+    // Old enough for the sweep to ask about (it leaves slots younger than a minute alone).
+    const age = () => stack.api.db.query("UPDATE webhook_deliveries SET dispatched_at = now() - interval '2 minutes', slot_checked_at = NULL WHERE webhook_id = $1", { bind: [webhookId] });
+    await age();
+    // Workflows still running (each waits 5 s before its second attempt) keep their slots through several sweeps.
+    await new Promise((resolve) => setTimeout(resolve, 3 * SWEEP_INTERVAL_MS));
+    expect((await inFlight()).every((row) => row.held)).toBe(true);
+
+    const { Client, Connection } = await import('@temporalio/client');
+    const client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+    try {
+      await Promise.all(held.map((row) => client.workflow.getHandle(webhookDeliveryWorkflowId(row.id, row.run)).terminate('operator terminated it')));
+    } finally {
+      await client.connection.close();
+    }
+    await age();
+    answers.set(path, 200);
+    const before = Date.now();
+    await storeDomainEvent(workspaceId);
+    const [next] = await stack.api.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE webhook_id = $1 AND NOT id = ANY ($2::uuid[])', {
+      bind: [webhookId, held.map((row) => row.id)],
+      type: QueryTypes.SELECT,
+    });
+    await until('the endpoint\'s next delivery', async () => receiver.to(path).map((request) => request.headers['webhook-id']), (ids) => ids.includes(next.id), 20_000);
+    expect(Date.now() - before).toBeLessThan(10_000);
+    // The terminated deliveries are not lost: each goes again as a new run and succeeds.
+    const settledRows = await until(
+      'the terminated deliveries delivered as new runs',
+      () => stack.api.db.query<{ id: string; run: number; status: string }>('SELECT id, run, status FROM webhook_deliveries WHERE id = ANY ($1::uuid[])', { bind: [held.map((row) => row.id)], type: QueryTypes.SELECT }),
+      (rows) => rows.every((row) => row.status === 'succeeded'),
+      20_000,
+    );
+    expect(settledRows.map((row) => row.run)).toEqual([2, 2, 2]);
   });
 });

@@ -27,6 +27,7 @@ import * as usageDaily from './0026-usage-daily';
 import * as analyticsConnections from './0027-analytics-connections';
 import * as inboundLimits from './0029-inbound-limits';
 import * as journeySkips from './0031-journey-skips';
+import * as providerBreakers from './0034-provider-breakers';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   { name: '0027-analytics-connections', ...analyticsConnections },
   { name: '0029-inbound-limits', ...inboundLimits },
   { name: '0031-journey-skips', ...journeySkips },
+  { name: '0034-provider-breakers', ...providerBreakers },
 ];

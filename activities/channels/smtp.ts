@@ -1,10 +1,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import { type EmailChannel, type OutboundEmail, PermanentSendError, type SendReceipt } from './email-channel';
+import { type EmailChannel, type OutboundEmail, type SendReceipt } from './email-channel';
+import { classifySmtpFailure } from './smtp-errors';
 import { envelopeRecipients } from './mime';
-
-interface SmtpError extends Error {
-  responseCode?: number;
-}
 
 /**
  * Any SMTP relay (locally: the mail catcher). SMTP has no idempotency key, so the message id travels in
@@ -34,10 +31,8 @@ export function createSmtpChannel(url: string): EmailChannel {
         });
         return { provider: 'smtp', providerMessageId: String(info.messageId ?? email.messageId) };
       } catch (error) {
-        const code = (error as SmtpError).responseCode;
-        // 5xx is the server's final answer; 4xx and connection errors are worth another try.
-        if (code !== undefined && code >= 500) throw new PermanentSendError(`SMTP ${code}: ${(error as Error).message}`);
-        throw error;
+        // 5xx is the server's final answer; an unreachable or throttling relay is the provider's state; any other 4xx this message's.
+        throw classifySmtpFailure(error);
       }
     },
     async close() {

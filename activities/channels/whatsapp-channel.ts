@@ -3,7 +3,7 @@ import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
 import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
-import { PermanentSendError, type SendReceipt } from './email-channel';
+import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
 
 /**
  * What a WhatsApp message says: free-form text (only inside the customer-service window), or an approved
@@ -82,6 +82,8 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
         if (refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429) {
           throw new PermanentSendError(`Twilio refused the message (${refusal.status}${refusal.code ? `, error ${refusal.code}` : ''}): ${refusal.message}`);
         }
+        // Throttled, failing or unreachable: the sender's route is down for now (its breaker counts it).
+        if (refusal || isConnectionFailure(error)) throw new ProviderUnavailableError(`Twilio ${refusal ? refusal.status : 'unreachable'}: ${(error as Error).message}`, { cause: error });
         throw error;
       }
     },

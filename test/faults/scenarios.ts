@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import type { Application } from './application';
 import type { CountingSink } from './counting-sink';
 import type { Figures } from './invariants';
-import { type Load, REQUEST_TIMEOUT_MS } from './load';
+import { type Load, REQUEST_TIMEOUT_MS, type Sender } from './load';
 import { sleep, waitFor } from './processes';
 import type { SuitePostgres, SuiteRedis, SuiteTemporal } from './services';
 
@@ -19,6 +19,8 @@ export interface ScenarioContext {
   /** A fresh full-access key (its workspace not part of the load), for probes of the edge. */
   probeKey: () => Promise<string>;
   rateLimitPerSecond: number;
+  /** A workspace of the scenario's own (not part of the load), with a key and a verified domain. */
+  sender: (name: string) => Promise<Sender>;
 }
 
 export interface ScenarioOutcome {

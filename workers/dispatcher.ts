@@ -99,7 +99,7 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
   let lastSweep = 0;
 
   async function start(dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
-    const started: Array<{ messageId: string; workflowId: string }> = [];
+    const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
     const units = dispatchClass === 'transactional' ? messages.map((message) => [message]) : batchesOf(messages, batchSize);
     // Keeps the round's rows while it starts their workflows: the lease is short so a dead round's rows free fast.
     const renewal = setInterval(() => {
@@ -113,7 +113,7 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
           const workflowId = dispatchClass === 'transactional'
             ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
             : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-          for (const message of unit) started.push({ messageId: message.messageId, workflowId });
+          for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
         } catch (err) {
           // The lease keeps the rows until it ends; the next round after that starts them.
           options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');

@@ -159,14 +159,18 @@ async function leaseShares(
   );
 }
 
-/** Marks messages whose workflow now runs (or already ran), naming it for the reconciler. */
-export async function markDispatched(db: Sequelize, started: ReadonlyArray<{ messageId: string; workflowId: string }>): Promise<void> {
+/**
+ * Marks messages whose workflow now runs (or already ran), naming it for the reconciler. Only a row still in
+ * the round it was started in (`round`: its redispatches then) moves: an attempt that failed fast may already
+ * have handed it back to the outbox, and marking it would leave it dispatched to a workflow that ended.
+ */
+export async function markDispatched(db: Sequelize, started: ReadonlyArray<{ messageId: string; workflowId: string; round: number }>): Promise<void> {
   if (started.length === 0) return;
   await db.query(
     `UPDATE messages m SET dispatched_at = now(), dispatch_lease_until = NULL, workflow_id = s.workflow_id
-     FROM unnest($1::uuid[], $2::text[]) AS s (id, workflow_id)
-     WHERE m.id = s.id AND m.dispatched_at IS NULL`,
-    { bind: [started.map((s) => s.messageId), started.map((s) => s.workflowId)] },
+     FROM unnest($1::uuid[], $2::text[], $3::int[]) AS s (id, workflow_id, round)
+     WHERE m.id = s.id AND m.dispatched_at IS NULL AND m.redispatches = s.round`,
+    { bind: [started.map((s) => s.messageId), started.map((s) => s.workflowId), started.map((s) => s.round)] },
   );
 }
 

@@ -235,16 +235,18 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'provider-faults',
-    fault: 'the provider throttles (421) for 5 s, is down (connections refused) for 5 s, then refuses permanently (550) for 2 s',
-    proves: 'throttling and outages are retried until sent once; a permanent refusal ends the message failed, with its failed event and its quota unit given back',
+    fault: 'the provider refuses permanently (550) for 2 s, throttles (421) for 5 s, then is down (connections refused) for 5 s',
+    proves: 'a permanent refusal ends the message failed, with its failed event and its quota unit given back; throttling and outages are retried until sent once',
     async run(context) {
       await underWay(context);
+      // The refusals first: once throttling has opened the email route's breaker, only a probe reaches the
+      // provider, and a 2 s window of 550s could pass without one.
+      await context.sink.setMode('reject');
+      await sleep(2_000);
       await context.sink.setMode('throttle');
       await sleep(5_000);
       await context.sink.setMode('down');
       await sleep(5_000);
-      await context.sink.setMode('reject');
-      await sleep(2_000);
       const violations: string[] = [];
       const restored = Date.now();
       await context.sink.setMode('accept');

@@ -28,7 +28,6 @@ describe('send batch workflow', () => {
     const sendsTaskQueue = `${taskQueue}-sends`;
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: fakes });
     const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: fakes });
-    const started = await env.now();
     const outcome = await sends.runUntil(
       worker.runUntil(
         env.workflowClient.execute(sendBatchWorkflow, {
@@ -40,7 +39,5 @@ describe('send batch workflow', () => {
     );
     expect(outcome).toEqual({ sent: 1, failed: 0 });
     expect(calls).toEqual({ deliveries: 1, failed: [] });
-    // No backoff slept, even in skipped time: the messages wait in the outbox, holding no slot.
-    expect((await env.now()).getTime() - started.getTime()).toBeLessThan(5_000);
   });
 });

@@ -54,3 +54,14 @@ export function dispatchWorkflowId(base: string, round: number): string {
 export function sendRetrySettings(config: Pick<Config, 'SEND_RETRY_INITIAL_MS' | 'SEND_RETRY_MAX_INTERVAL_MS' | 'SEND_RETRY_DEADLINE_MS'>): RetrySettings {
   return { initialMs: config.SEND_RETRY_INITIAL_MS, maximumMs: config.SEND_RETRY_MAX_INTERVAL_MS, deadlineMs: config.SEND_RETRY_DEADLINE_MS };
 }
+
+/**
+ * The in-flight bound of a channel in the seconds after its route closed: from a tenth of the bound up to
+ * all of it over `rampMs`. A provider just back gets no thundering herd, and on a busy worker the first
+ * rounds stay small enough that every waiting workspace's first message (each gets a share of every round)
+ * is not queued inside Temporal behind the whole bound: measured, a full first round of 150 starts put a
+ * quiet workspace's one email 12.5 s after recovery on a loaded 2-core machine (docs/benchmarks.md).
+ */
+export function recoveryBound(bound: number, sinceClosedMs: number, rampMs: number): number {
+  return Math.max(1, Math.ceil(bound * Math.min(1, 0.1 + (0.9 * sinceClosedMs) / rampMs)));
+}

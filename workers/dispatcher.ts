@@ -6,7 +6,7 @@ import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlig
 import { inLanes } from '../core/lanes';
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
-import { routeChannel, routeWorkspace } from '../core/breaker';
+import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
 import { claimFairly, findExpiredWaiting, markDispatched, renewDispatchLease } from '../db/repositories/dispatch-queue';
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
@@ -63,6 +63,8 @@ const LEASE_RENEW_MS = 1_500;
 const EXPIRY_SWEEP_MS = 60_000;
 const EXPIRY_SWEEP_LIMIT = 500;
 const DEFAULT_BREAKER = { probeIntervalMs: 1_500, deadlineMs: 86_400_000 };
+/** After a channel's route closes, its bound grows from a tenth to all of it over this long (core/breaker.ts). */
+const RECOVERY_RAMP_MS = 5_000;
 /** Workflow starts awaited at once: Temporal answers each in a few ms, and a round is bounded anyway. */
 const CONCURRENT_STARTS = 32;
 
@@ -97,6 +99,9 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
     registers: [options.registry],
   });
   let lastSweep = 0;
+  /** Channels whose whole route was down in the last round, and when each came back. */
+  const down = new Set<string>();
+  const closedAt = new Map<string, number>();
 
   async function start(dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
     const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
@@ -167,14 +172,19 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
       // workspace's sender or bot: only that workspace waits.
       const channelDown = routes.some((route) => routeWorkspace(route.route) === null);
       for (const route of routes) dispatched += await probe(channel, route);
-      if (channelDown) continue;
+      if (channelDown) {
+        down.add(channel.channel);
+        continue;
+      }
+      if (down.delete(channel.channel)) closedAt.set(channel.channel, Date.now());
+      const sinceClosed = Date.now() - (closedAt.get(channel.channel) ?? 0);
       const skipWorkspaces = routes.map((route) => routeWorkspace(route.route)).filter((workspace) => workspace !== null);
       const bounds = inFlightBounds(channel);
       for (const dispatchClass of ['transactional', 'bulk'] as const) {
         const claimed = await claimFairly(options.db, {
           channel: channel.channel,
           dispatchClass,
-          bound: bounds[dispatchClass],
+          bound: recoveryBound(bounds[dispatchClass], sinceClosed, RECOVERY_RAMP_MS),
           leaseMs: DISPATCH_LEASE_MS,
           minimum: minimumClaim(dispatchClass, channel.batchSize),
           skipWorkspaces,

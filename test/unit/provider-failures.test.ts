@@ -1,6 +1,6 @@
 import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
 import { classifySmtpFailure } from '../../activities/channels/smtp-errors';
-import { dispatchWorkflowId, pastRetryDeadline, providerRoute, routeWorkspace } from '../../core/breaker';
+import { dispatchWorkflowId, pastRetryDeadline, providerRoute, recoveryBound, routeWorkspace } from '../../core/breaker';
 
 const smtpError = (fields: { code?: string; responseCode?: number; response?: string }, message = 'failed') => Object.assign(new Error(message), fields);
 
@@ -42,5 +42,15 @@ describe('provider routes and redispatch ids', () => {
     const accepted = new Date('2026-11-27T00:00:00Z');
     expect(pastRetryDeadline(accepted, new Date('2026-11-27T23:59:00Z'), { deadlineMs: 86_400_000 })).toBe(false);
     expect(pastRetryDeadline(accepted, new Date('2026-11-28T00:00:00Z'), { deadlineMs: 86_400_000 })).toBe(true);
+  });
+});
+
+describe('the bound after a route closes', () => {
+  it('starts at a tenth of the bound and reaches all of it after the ramp; long closed, it is the bound', () => {
+    expect(recoveryBound(150, 0, 5_000)).toBe(15);
+    expect(recoveryBound(150, 2_500, 5_000)).toBe(83);
+    expect(recoveryBound(150, 5_000, 5_000)).toBe(150);
+    expect(recoveryBound(150, Date.now(), 5_000)).toBe(150);
+    expect(recoveryBound(3, 0, 5_000)).toBe(1);
   });
 });

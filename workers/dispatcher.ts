@@ -133,7 +133,8 @@ export function runDispatcher(options: DispatcherOptions): { stop: () => Promise
 
   /**
    * One message of a route that is down, at most once per probe interval across all dispatchers (the
-   * breaker's row decides who): its success closes the route and the next round dispatches at the full rate.
+   * breaker's row decides who): its success closes the route, and the rounds after it grow to the full bound
+   * within RECOVERY_RAMP_MS.
    */
   async function probe(channel: DispatcherOptions['channels'][number], route: BreakerState): Promise<number> {
     if (!(await takeProbeTurn(options.db, route.route, breaker.probeIntervalMs))) return 0;

@@ -14,10 +14,13 @@ import {
 } from '../db/repositories/message-delivery';
 import { findMessagesToSend, type Message, type RenderedMessage, saveRendered } from '../db/repositories/messages';
 import type { PaceLimit } from '../db/send-pacer';
-import { PermanentSendError, type SendReceipt } from './channels/email-channel';
+import { pastRetryDeadline, providerRoute, type RetrySettings } from '../core/breaker';
+import { handBackToOutbox, type HandBackWait } from '../db/repositories/dispatch-queue';
+import { PermanentSendError, ProviderUnavailableError, type SendReceipt } from './channels/email-channel';
+import type { ProviderBreaker } from './provider-breaker';
 import { isTransientDatabaseError } from '../db/sequelize';
 import { untilItHolds } from './database-errors';
-import type { SendObserver } from './send-observer';
+import type { HandBackReason, SendObserver } from './send-observer';
 
 /** A message made ready for its provider: one call sends it; `data` goes on the `sent` event. */
 export interface Prepared {
@@ -55,6 +58,10 @@ export interface DeliveryDeps {
   bulkChunk: number;
   /** Records provider notifications that arrived before the provider id was (SES can be that quick). */
   replayParkedEvents: (provider: string, providerMessageId: string) => Promise<unknown>;
+  /** The provider routes' circuit breakers (docs/delivery.md "When a provider fails"). */
+  breaker: ProviderBreaker;
+  /** When a message that failed transiently is tried again from the outbox, and when it is given up. */
+  retry: RetrySettings;
   timing?: Partial<DeliveryTiming>;
 }
 
@@ -69,14 +76,22 @@ export interface DeliveryTiming {
 
 const DEFAULT_TIMING: DeliveryTiming = { claimLeaseMs: 15_000, keepAliveMs: 2_000, recordDeadlineMs: 60_000 };
 
-/** What one delivery attempt came to; the workflow's outcome follows from it. */
-export type DeliveryOutcome = 'sent' | 'suppressed' | 'not-waiting';
+/**
+ * What one delivery attempt came to; the workflow's outcome follows from it. `requeued`: the provider did
+ * not take it (down, or a transient failure) and it is back in the outbox, to be dispatched again in a
+ * new workflow; the workflows take it, like `not-waiting`, as nothing left to do.
+ */
+export type DeliveryOutcome = 'sent' | 'suppressed' | 'not-waiting' | 'requeued';
 
-/** What a batch attempt came to: `retry` are the messages to try again later (throttled, provider down). */
+/**
+ * What a batch attempt came to: `retry` are the messages to try again later in this workflow (a claim still
+ * held, our database), `requeued` those handed back to the outbox (the provider down, transient failures).
+ */
 export interface BatchDelivery {
   sent: number;
   failed: number;
   retry: string[];
+  requeued?: number;
 }
 
 /**
@@ -146,7 +161,7 @@ interface Ready {
  * batch of 500 costs a few dozen round trips per step instead of 500; an idle workspace's single send
  * still goes at once. Each message keeps its own claim and its own outcome.
  */
-function deliverySteps(db: Sequelize, claimLeaseMs: number) {
+function deliverySteps(db: Sequelize, claimLeaseMs: number, retry: RetrySettings) {
   const options = { maxBatch: 100, maxInFlight: 4 };
   const reads = createGroupBatcher<string, { message: Message; rendered: RenderedMessage | null } | null>(async (workspaceId, ids) => {
     const found = await findMessagesToSend(db, workspaceId, ids);
@@ -164,8 +179,14 @@ function deliverySteps(db: Sequelize, claimLeaseMs: number) {
     await recordSent(db, workspaceId, receipts);
     return [];
   }, options);
+  // A batch whose provider went down hands hundreds back at once: one statement for what arrives together.
+  const handBacks = createGroupBatcher<{ messageId: string; wait: HandBackWait }, boolean>(async (workspaceId, items) => {
+    const moved = new Set(await handBackToOutbox(db, workspaceId, items, retry));
+    return items.map((item) => moved.has(item.messageId));
+  }, options);
   return {
     read: (workspaceId: string, messageId: string) => reads.submit(workspaceId, messageId),
+    handBack: (workspaceId: string, messageId: string, wait: HandBackWait) => handBacks.submit(workspaceId, { messageId, wait }),
     saveRender: (workspaceId: string, messageId: string, rendered: RenderedMessage) => renders.submit(workspaceId, { messageId, rendered }),
     claim: (workspaceId: string, messageId: string, claim: string) => claims.submit(workspaceId, { messageId, claim }),
     recordSent: (workspaceId: string, receipt: SentReceipt) => records.submit(workspaceId, receipt),
@@ -175,7 +196,7 @@ function deliverySteps(db: Sequelize, claimLeaseMs: number) {
 export function createDeliveryActivities(deps: DeliveryDeps) {
   const { db, observer } = deps;
   const timing = { ...DEFAULT_TIMING, ...deps.timing };
-  const steps = deliverySteps(db, timing.claimLeaseMs);
+  const steps = deliverySteps(db, timing.claimLeaseMs, deps.retry);
 
   function channelOf(message: Message): ChannelDelivery {
     const channel = deps.channels[message.channel];
@@ -242,28 +263,67 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 
   /**
+   * A provider call that did not go through. A permanent refusal fails the message (the workflow records
+   * it). Anything else hands the message back to the outbox, so it waits without an in-flight slot or a
+   * Temporal timer: at once for its next turn when the provider itself is down (which counts against the
+   * route's breaker), after its backoff for a failure of its own (a greylisted recipient). Past the retry
+   * deadline it is failed instead, so nothing waits forever.
+   */
+  async function afterFailure(message: Message, route: string, error: unknown): Promise<DeliveryOutcome> {
+    if (error instanceof PermanentSendError) throw error;
+    const down = error instanceof ProviderUnavailableError;
+    if (down) await deps.breaker.failed(route, error);
+    const reason = error instanceof Error ? error.message : String(error);
+    if (pastRetryDeadline(message.createdAt, new Date(), deps.retry)) {
+      throw new PermanentSendError(`not accepted by the provider within ${Math.round(deps.retry.deadlineMs / 3_600_000)} h of retries: ${reason}`);
+    }
+    if (!down) return handBack(message, 'transient', 'backoff');
+    return handBack(message, 'provider_unavailable', error.retryAfterMs ?? 'none');
+  }
+
+  async function handBack(message: Message, reason: HandBackReason, wait: HandBackWait): Promise<DeliveryOutcome> {
+    const moved = await steps.handBack(message.workspaceId, message.id, wait);
+    if (moved) observer.handedBack(reason, 1);
+    return moved ? 'requeued' : 'not-waiting';
+  }
+
+  /**
    * The last stage: the provider call under a claim, at most once per claim, and its answer recorded
-   * (retried here, inside the attempt, so a lost record never sends again).
+   * (retried here, inside the attempt, so a lost record never sends again). An attempt whose provider route
+   * went down after its message was dispatched hands it back without calling (a batch stops calling the
+   * provider as soon as the breaker opens); a probe, dispatched while it was down, calls.
    */
   async function sendClaimed({ message, channel, prepared, claim }: Ready, alive: KeepAlive): Promise<DeliveryOutcome> {
     const { workspaceId, id } = message;
+    const route = providerRoute(message.channel, channel.provider, workspaceId);
     try {
       let receipt: SendReceipt;
       try {
+        if (await deps.breaker.standsDown(route, message.dispatchedAt)) {
+          await releaseDeliveryClaim(db, workspaceId, id, claim);
+          return await handBack(message, 'breaker_open', 'none');
+        }
         // The turn under the provider's rate, taken last so the provider sees the pacer's spacing, not the
         // database's jitter (a claim held while waiting is renewed like any other).
         await deps.pace(prepared.limits);
-        receipt = await prepared.send();
       } catch (error) {
-        // No turn, or the provider answered with an error: taken as not sent, so the next attempt need not
-        // wait out the lease. (A provider timeout could hide an acceptance; neither SMTP nor SES can be asked.)
         await releaseDeliveryClaim(db, workspaceId, id, claim).catch(() => undefined);
         throw error;
+      }
+      try {
+        receipt = await prepared.send();
+      } catch (error) {
+        // The provider answered with an error: taken as not sent, so the next attempt need not wait out the
+        // lease. (A provider timeout could hide an acceptance; neither SMTP nor SES can be asked.)
+        await releaseDeliveryClaim(db, workspaceId, id, claim).catch(() => undefined);
+        return await afterFailure(message, route, error);
       }
       const sent = { ...receipt, messageId: id, data: prepared.data };
       await untilItHolds(() => steps.recordSent(workspaceId, sent), timing.recordDeadlineMs, () => undefined);
       const { afterSent } = prepared;
       if (afterSent) await untilItHolds(() => afterSent(receipt), timing.recordDeadlineMs, () => undefined);
+      // Writes only when the route had failures: a probe's success closes it. Not worth failing a sent message for.
+      await deps.breaker.succeeded(route).catch(() => undefined);
       // Only a provider that calls back can have parked events; not worth failing a sent message for
       // (the reconciler's sweep records them too).
       if (channel.callsBack) await deps.replayParkedEvents(receipt.provider, receipt.providerMessageId).catch(() => undefined);
@@ -293,18 +353,20 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
      * Delivers a batch of bulk messages in one attempt, each prepared, claimed, sent and recorded on its
      * own, a chunk at a time (each stage of a chunk is one statement; the next chunk is prepared while this
      * one is sent). A permanent failure (its render, a provider refusal) fails that message alone; a
-     * transient one (throttling, a provider outage, a claim still held) is handed back for the workflow to
-     * retry later.
+     * provider that did not take a message (down, throttling, a transient failure) gets it back in the
+     * outbox (`requeued`), as a single send does; only a claim still held by another attempt is handed back
+     * for the workflow to retry later.
      */
     async deliverMessages(workspaceId: string, messageIds: string[]): Promise<BatchDelivery> {
       const alive = keepAliveFor(workspaceId);
-      const result: BatchDelivery = { sent: 0, failed: 0, retry: [] };
+      const result: BatchDelivery = { sent: 0, failed: 0, retry: [], requeued: 0 };
       /** Runs one stage of one message: an outcome ends it (counted), an error fails it or hands it back. */
       const stage = async (messageId: string, work: () => Promise<Ready | DeliveryOutcome>): Promise<Ready | null> => {
         try {
           const next = await work();
           if (isReady(next)) return next;
           if (next === 'sent') result.sent += 1;
+          else if (next === 'requeued') result.requeued = (result.requeued ?? 0) + 1;
         } catch (error) {
           if (!(error instanceof PermanentSendError)) result.retry.push(messageId);
           else if (await failMessage(db, workspaceId, messageId, error.message)) result.failed += 1;

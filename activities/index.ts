@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import { domainOf } from '../core/addresses';
 import { type Config, configKeyring } from '../core/config';
+import { sendRetrySettings } from '../core/breaker';
 import { emailContentOf } from '../core/message-content';
 import { unsubscribeUrl } from '../core/list-unsubscribe';
 import { macKeys } from '../core/secrets';
@@ -40,6 +41,7 @@ import { createTelegramDelivery } from './telegram-delivery';
 import { createWhatsAppDelivery } from './whatsapp-delivery';
 import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
+import { createProviderBreaker } from './provider-breaker';
 import { createProviderEventActivities, emailSuppress } from './provider-events';
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
@@ -143,6 +145,8 @@ export function createActivities(deps: ActivityDeps) {
       pace: pacing.pace,
       bulkChunk: bulkChunkSize(config.SEND_RATE_PER_SECOND),
       replayParkedEvents: (provider, providerMessageId) => replayParkedEvents(db, suppress, provider, providerMessageId),
+      breaker: createProviderBreaker({ db, observer, threshold: config.PROVIDER_BREAKER_THRESHOLD }),
+      retry: sendRetrySettings(config),
       timing: deps.timing,
       // One delivery per channel, picked by each message's channel.
       channels: {

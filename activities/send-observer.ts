@@ -12,7 +12,13 @@ export interface SendObserver {
   repaired(action: ReconcileAction, workspaceId: string, id: string, detail: string): void;
   /** Recipients suppressed since acceptance were not mailed. */
   suppressedAtDelivery(workspaceId: string, messageId: string, addresses: number, wholeMessage: boolean): void;
+  /** A provider route's breaker opened or closed: one log line per change, never one per message. */
+  breakerChanged(route: string, open: boolean, detail: string): void;
+  /** Messages handed back to the outbox instead of sent: their route was down, or a transient failure. */
+  handedBack(reason: HandBackReason, count: number): void;
 }
+
+export type HandBackReason = 'provider_unavailable' | 'breaker_open' | 'transient';
 
 export type ReconcileAction = 'failed' | 'redispatched' | 'campaign_restarted';
 
@@ -34,7 +40,27 @@ export function createSendObserver(logger: Logger, registry?: Registry): SendObs
     help: 'Recipients left out at delivery because they were suppressed after acceptance',
     registers,
   });
+  const breakerChanges = new Counter({
+    name: 'messaging_provider_breaker_changes_total',
+    help: 'Provider route breakers opened or closed (the dispatcher exports each route\'s state)',
+    labelNames: ['state'],
+    registers,
+  });
+  const handedBack = new Counter({
+    name: 'messaging_delivery_requeued_total',
+    help: 'Messages handed back to the outbox instead of sent, by reason',
+    labelNames: ['reason'],
+    registers,
+  });
   return {
+    breakerChanged(route, open, detail) {
+      breakerChanges.inc({ state: open ? 'open' : 'closed' });
+      if (open) logger.warn({ route, detail }, 'delivery: provider route down; its messages wait in the outbox and the dispatcher probes it');
+      else logger.info({ route, detail }, 'delivery: provider route back; dispatch resumes');
+    },
+    handedBack(reason, count) {
+      handedBack.inc({ reason }, count);
+    },
     outcomeUnknown(workspaceId, messageId, previousClaim) {
       unknown.inc();
       logger.warn({ workspaceId, messageId, previousClaim }, 'delivery: an earlier attempt died with an unknown outcome; sending again');

@@ -97,6 +97,21 @@ export const configSchema = z.object({
   /** How often an idle dispatcher looks for new messages (and webhook deliveries): the most one waits to be started. */
   SEND_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /**
+   * When a provider fails (docs/delivery.md): a provider route's breaker opens after this many consecutive
+   * provider-level failures (refused or timed-out connections, SMTP 421, throttling, HTTP 429/5xx); while open
+   * its messages wait in the outbox and the dispatcher lets one through as a probe every PROVIDER_PROBE_INTERVAL_MS.
+   */
+  PROVIDER_BREAKER_THRESHOLD: z.coerce.number().int().positive().default(5),
+  PROVIDER_PROBE_INTERVAL_MS: z.coerce.number().int().positive().default(1_500),
+  /**
+   * A message that failed transiently (a greylisted recipient) waits in the outbox SEND_RETRY_INITIAL_MS,
+   * doubling per failure up to SEND_RETRY_MAX_INTERVAL_MS; one not sent SEND_RETRY_DEADLINE_MS after it was
+   * accepted ends failed.
+   */
+  SEND_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(5_000),
+  SEND_RETRY_MAX_INTERVAL_MS: z.coerce.number().int().positive().default(300_000),
+  SEND_RETRY_DEADLINE_MS: z.coerce.number().int().positive().default(86_400_000),
+  /**
    * Campaigns (docs/campaigns.md): a sending campaign keeps at most SEND_RATE_PER_SECOND × CAMPAIGN_LEAD_TIME_MS
    * of its messages unsent in the outbox (at least two bulk batches), written CAMPAIGN_PAGE_SIZE at a time.
    */

@@ -15,6 +15,8 @@ export interface DispatchedMessage {
   contactId: string | null;
   campaignId: string | null;
   enrollmentId: string | null;
+  /** How often it was handed back to the outbox before (0 the first time): names its workflow. */
+  round: number;
 }
 
 /**

@@ -4,7 +4,12 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
 import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim } from '../core/dispatch';
 import { inLanes } from '../core/lanes';
-import { claimFairly, markDispatched } from '../db/repositories/dispatch-queue';
+import type { Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
+import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
+import { claimFairly, findExpiredWaiting, markDispatched, renewDispatchLease } from '../db/repositories/dispatch-queue';
+import { failMessage } from '../db/repositories/message-delivery';
+import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
 import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
 
 export interface DispatcherOptions {
@@ -16,6 +21,10 @@ export interface DispatcherOptions {
   channels: Array<{ channel: string } & InFlightSettings>;
   /** Time between rounds when nothing was waiting or everything was in flight. */
   intervalMs: number;
+  /** While a provider route is down: how often one message goes through as a probe, and when waiting ones end failed. */
+  breaker?: { probeIntervalMs: number; deadlineMs: number };
+  /** Where each route's breaker state is exported (messaging_provider_breaker_open). */
+  registry?: Registry;
 }
 
 /**
@@ -39,8 +48,23 @@ export function dispatcherChannels(config: Config): DispatcherOptions['channels'
   ];
 }
 
-/** Long enough for a round of starts; a dispatcher that dies mid-round frees its rows after this. */
-const LEASE_MS = 30_000;
+/** The breaker settings of the dispatcher, from the configuration. */
+export function dispatcherBreaker(config: Config): NonNullable<DispatcherOptions['breaker']> {
+  return { probeIntervalMs: config.PROVIDER_PROBE_INTERVAL_MS, deadlineMs: config.SEND_RETRY_DEADLINE_MS };
+}
+
+/**
+ * A dispatcher that dies mid-round frees its rows after this; a live round renews it every LEASE_RENEW_MS
+ * while it starts workflows, so it can be short without a slow Temporal costing a round its rows.
+ */
+export const DISPATCH_LEASE_MS = 5_000;
+const LEASE_RENEW_MS = 1_500;
+/** How often messages of a route that stays down are checked against the retry deadline. */
+const EXPIRY_SWEEP_MS = 60_000;
+const EXPIRY_SWEEP_LIMIT = 500;
+const DEFAULT_BREAKER = { probeIntervalMs: 1_500, deadlineMs: 86_400_000 };
+/** After a channel's route closes, its bound grows from a tenth to all of it over this long (core/breaker.ts). */
+const RECOVERY_RAMP_MS = 5_000;
 /** Workflow starts awaited at once: Temporal answers each in a few ms, and a round is bounded anyway. */
 const CONCURRENT_STARTS = 32;
 
@@ -67,35 +91,104 @@ function batchesOf(messages: readonly DispatchedMessage[], size: number): Dispat
 export function runDispatcher(options: DispatcherOptions): { stop: () => Promise<void> } {
   let running = true;
 
+  const breaker = options.breaker ?? DEFAULT_BREAKER;
+  const breakerGauge = options.registry && new Gauge({
+    name: 'messaging_provider_breaker_open',
+    help: 'Whether a provider route\'s circuit breaker is open (1): its messages wait in the outbox while the dispatcher probes it',
+    labelNames: ['route'],
+    registers: [options.registry],
+  });
+  let lastSweep = 0;
+  /** Channels whose whole route was down in the last round, and when each came back. */
+  const down = new Set<string>();
+  const closedAt = new Map<string, number>();
+
   async function start(dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
-    const started: Array<{ messageId: string; workflowId: string }> = [];
+    const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
     const units = dispatchClass === 'transactional' ? messages.map((message) => [message]) : batchesOf(messages, batchSize);
-    await inLanes(units, CONCURRENT_STARTS, async (unit) => {
-      try {
-        const workflowId = dispatchClass === 'transactional'
-          ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
-          : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-        for (const message of unit) started.push({ messageId: message.messageId, workflowId });
-      } catch (err) {
-        // The lease keeps the rows until it ends; the next round after that starts them.
-        options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');
-      }
-    });
+    // Keeps the round's rows while it starts their workflows: the lease is short so a dead round's rows free fast.
+    const renewal = setInterval(() => {
+      const waiting = new Set(messages.map((message) => message.messageId));
+      for (const item of started) waiting.delete(item.messageId);
+      renewDispatchLease(options.db, [...waiting], DISPATCH_LEASE_MS).catch(() => undefined);
+    }, LEASE_RENEW_MS);
+    try {
+      await inLanes(units, CONCURRENT_STARTS, async (unit) => {
+        try {
+          const workflowId = dispatchClass === 'transactional'
+            ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
+            : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
+          for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
+        } catch (err) {
+          // The lease keeps the rows until it ends; the next round after that starts them.
+          options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');
+        }
+      });
+    } finally {
+      clearInterval(renewal);
+    }
     await markDispatched(options.db, started);
     return started.length;
   }
 
+  /**
+   * One message of a route that is down, at most once per probe interval across all dispatchers (the
+   * breaker's row decides who): its success closes the route, and the rounds after it grow to the full bound
+   * within RECOVERY_RAMP_MS.
+   */
+  async function probe(channel: DispatcherOptions['channels'][number], route: BreakerState): Promise<number> {
+    if (!(await takeProbeTurn(options.db, route.route, breaker.probeIntervalMs))) return 0;
+    const workspace = routeWorkspace(route.route);
+    for (const dispatchClass of ['transactional', 'bulk'] as const) {
+      const claimed = await claimFairly(options.db, {
+        channel: channel.channel, dispatchClass, bound: 1, leaseMs: DISPATCH_LEASE_MS, capacity: 1,
+        ...(workspace && { onlyWorkspaces: [workspace] }),
+      });
+      if (claimed.length) return start(dispatchClass, claimed, channel.batchSize);
+    }
+    return 0;
+  }
+
+  /** Messages of a route down for longer than the retry deadline end failed: nothing waits forever. */
+  async function expire(open: readonly BreakerState[]): Promise<void> {
+    if (Date.now() - lastSweep < EXPIRY_SWEEP_MS) return;
+    lastSweep = Date.now();
+    for (const route of open) {
+      const expired = await findExpiredWaiting(options.db, routeChannel(route.route), routeWorkspace(route.route), breaker.deadlineMs, EXPIRY_SWEEP_LIMIT);
+      for (const message of expired) {
+        await failMessage(options.db, message.workspaceId, message.messageId, 'the provider stayed unavailable past the retry deadline', { route: route.route });
+      }
+    }
+  }
+
   async function round(): Promise<number> {
     let dispatched = 0;
+    const open = await findOpenBreakers(options.db);
+    breakerGauge?.reset();
+    for (const route of open) breakerGauge?.set({ route: route.route }, 1);
+    if (open.length) await expire(open);
     for (const channel of options.channels) {
+      const routes = open.filter((route) => routeChannel(route.route) === channel.channel);
+      // Email is one route for every workspace: down, the whole channel waits. A chat route is one
+      // workspace's sender or bot: only that workspace waits.
+      const channelDown = routes.some((route) => routeWorkspace(route.route) === null);
+      for (const route of routes) dispatched += await probe(channel, route);
+      if (channelDown) {
+        down.add(channel.channel);
+        continue;
+      }
+      if (down.delete(channel.channel)) closedAt.set(channel.channel, Date.now());
+      const sinceClosed = Date.now() - (closedAt.get(channel.channel) ?? 0);
+      const skipWorkspaces = routes.map((route) => routeWorkspace(route.route)).filter((workspace) => workspace !== null);
       const bounds = inFlightBounds(channel);
       for (const dispatchClass of ['transactional', 'bulk'] as const) {
         const claimed = await claimFairly(options.db, {
           channel: channel.channel,
           dispatchClass,
-          bound: bounds[dispatchClass],
-          leaseMs: LEASE_MS,
+          bound: recoveryBound(bounds[dispatchClass], sinceClosed, RECOVERY_RAMP_MS),
+          leaseMs: DISPATCH_LEASE_MS,
           minimum: minimumClaim(dispatchClass, channel.batchSize),
+          skipWorkspaces,
         });
         if (claimed.length) dispatched += await start(dispatchClass, claimed, channel.batchSize);
       }

@@ -10,7 +10,7 @@ import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { startSingletons } from '../workflows/starts';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
-import { dispatcherChannels, runDispatcher } from './dispatcher';
+import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
@@ -70,7 +70,16 @@ async function main(): Promise<void> {
   ];
   const dispatchers = config.SEND_DISPATCHER
     ? [
-      runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS }),
+      runDispatcher({
+        db,
+        client,
+        taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+        logger,
+        channels: dispatcherChannels(config),
+        intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
+        breaker: dispatcherBreaker(config),
+        registry: metrics,
+      }),
       runWebhookDispatcher({
         db,
         client,

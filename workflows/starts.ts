@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/common';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import { dispatchWorkflowId } from '../core/breaker';
 import { type DispatchedMessage, TEMPORAL_PRIORITY, temporalPriorityOf } from '../core/dispatch';
 import {
   automationEnrollWorkflowId,
@@ -63,10 +64,12 @@ async function startOnce(start: () => Promise<unknown>): Promise<void> {
 
 /**
  * The send workflow of one transactional message, `send:<messageId>`, which operators inspect and retry in
- * the Temporal UI. The id rejects a second start, so two dispatchers can never run one message twice.
+ * the Temporal UI. The id rejects a second start, so two dispatchers can never run one message twice. A
+ * message handed back to the outbox (its provider down, a transient failure) gets `send:<messageId>:<n>`
+ * on its n-th dispatch (core/breaker.ts); the row's workflow_id names the current one.
  */
 export async function startSendWorkflow(client: Client, taskQueuePrefix: string, message: DispatchedMessage): Promise<string> {
-  const workflowId = sendWorkflowId(message.messageId);
+  const workflowId = dispatchWorkflowId(sendWorkflowId(message.messageId), message.round);
   await startOnce(() =>
     client.workflow.start(sendMessageWorkflow, {
       workflowId,
@@ -94,7 +97,7 @@ export async function startSendWorkflow(client: Client, taskQueuePrefix: string,
  */
 export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: string, batch: DispatchedMessage[]): Promise<string> {
   const [first] = batch;
-  const workflowId = sendBatchWorkflowId(first.messageId);
+  const workflowId = dispatchWorkflowId(sendBatchWorkflowId(first.messageId), first.round);
   await startOnce(() =>
     client.workflow.start(sendBatchWorkflow, {
       workflowId,

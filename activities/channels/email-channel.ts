@@ -70,3 +70,32 @@ export class PermanentSendError extends Error {
     this.name = 'PermanentSendError';
   }
 }
+
+/**
+ * The provider itself is not taking messages (connection refused, reset or timed out, SMTP 421, a throttling
+ * answer, HTTP 429 or 5xx): not this message's fault, and the next message would fare no better. It counts
+ * against the route's circuit breaker (docs/delivery.md "When a provider fails"); the message goes back to
+ * the outbox unharmed.
+ */
+export class ProviderUnavailableError extends Error {
+  /** How long the provider asked us to wait (Telegram's retry_after): the message is not tried before. */
+  readonly retryAfterMs: number | null;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(message, options);
+    this.name = 'ProviderUnavailableError';
+    this.retryAfterMs = options?.retryAfterMs ?? null;
+  }
+}
+
+/** Socket-level failures: the provider's endpoint cannot be reached at all (refused, reset, timed out, no route). */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'TimeoutError']);
+
+export function isConnectionFailure(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
+    const { code, name, cause } = current as { code?: unknown; name?: unknown; cause?: unknown };
+    if ((typeof code === 'string' && CONNECTION_FAILURES.has(code)) || (typeof name === 'string' && CONNECTION_FAILURES.has(name))) return true;
+    current = cause;
+  }
+  return false;
+}

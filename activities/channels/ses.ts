@@ -1,6 +1,6 @@
 import { parseSesNotification } from '../../core/ses-events';
 import { SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
-import { type EmailChannel, type OutboundEmail, PermanentSendError, type SendReceipt } from './email-channel';
+import { type EmailChannel, isConnectionFailure, type OutboundEmail, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
 import type { SesClients } from './ses-clients';
 
 /** SES answers that mean the message itself, the sender or the account will not be accepted as it is. */
@@ -12,6 +12,12 @@ const PERMANENT = new Set([
   'BadRequestException',
   'NotFoundException',
 ]);
+
+const THROTTLING = new Set(['TooManyRequestsException', 'LimitExceededException', 'ThrottlingException']);
+function sesUnavailable(error: unknown): boolean {
+  if (error instanceof SESv2ServiceException) return THROTTLING.has(error.name) || error.$fault === 'server';
+  return isConnectionFailure(error);
+}
 
 export interface SesChannelDeps {
   clients: SesClients;
@@ -55,7 +61,9 @@ export function createSesChannel(deps: SesChannelDeps): EmailChannel {
         if (error instanceof SESv2ServiceException && PERMANENT.has(error.name)) {
           throw new PermanentSendError(`SES ${error.name}: ${error.message}`);
         }
-        // Throttling (TooManyRequests, LimitExceeded) and transient faults: Temporal retries with backoff.
+        // Throttling, SES's own faults and an unreachable endpoint are the provider's state (its breaker
+        // counts them); anything else is retried from the outbox with backoff.
+        if (sesUnavailable(error)) throw new ProviderUnavailableError(`SES: ${(error as Error).message}`, { cause: error });
         throw error;
       }
     },

@@ -1,6 +1,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import { returnPathAddress, type ReturnPathTokens } from '../../core/bounces/return-path';
-import { type EmailChannel, type OutboundEmail, PermanentSendError, type RefusedRecipient, type SendReceipt } from './email-channel';
+import { type EmailChannel, type OutboundEmail, type RefusedRecipient, type SendReceipt } from './email-channel';
+import { classifySmtpFailure } from './smtp-errors';
 import { envelopeRecipients } from './mime';
 
 interface SmtpError extends Error {
@@ -85,7 +86,7 @@ export function createSmtpChannel(url: string, returnPaths?: ReturnPathTokens): 
           return each ? [refusal(address, index, each)] : [];
         }));
       }
-      throw failure(error as SmtpError);
+      throw classifySmtpFailure(error);
     }
   }
 
@@ -113,7 +114,7 @@ export function createSmtpChannel(url: string, returnPaths?: ReturnPathTokens): 
         if (mine && (mine.responseCode ?? 0) >= 500) refused.push(refusal(address, index, mine));
         else if (accepted > 0) refused.push(refusal(address, index, mine ?? error, !mine));
         // Nobody has it yet: the whole message is retried (4xx, a lost connection) or failed (the sender refused).
-        else throw failure(error);
+        else throw classifySmtpFailure(error);
       }
     }
     return receipt(email, messageId, refused);
@@ -138,11 +139,4 @@ export function createSmtpChannel(url: string, returnPaths?: ReturnPathTokens): 
       transport.close();
     },
   };
-}
-
-/** 5xx is the server's final answer; 4xx and connection errors are worth another try. */
-function failure(error: SmtpError): Error {
-  const code = error.responseCode;
-  if (code !== undefined && code >= 500) return new PermanentSendError(`SMTP ${code}: ${error.message}`);
-  return error;
 }

@@ -1,9 +1,9 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { TelegramError } from 'telegraf';
 import { telegramRefusal } from '../../core/chat-refusals';
 import { type Keyring, openSecret } from '../../core/secrets';
 import type { TelegramIntegrationRecord } from '../../db/repositories/telegram';
 import { type BotApi, botApiRefusal, deadline } from '../../services/telegram-bot-api';
-import { type OutboundAttachment, PermanentSendError, type SendReceipt } from './email-channel';
+import { isConnectionFailure, type OutboundAttachment, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
 import { RecipientRefusedError } from './recipient-refused';
 
 /** A Telegram message ready to leave: the chat, the rendered text, the resolved attachments. */
@@ -72,22 +72,20 @@ function safeFilename(filename: string): string {
 }
 
 /**
- * A refused call in the send path's terms. 429 (flood control) is retried after exactly the wait Telegram
- * names; every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too
- * large) cannot succeed by retrying and fails the message. The refusals that are the recipient's lasting
- * state (blocked, kicked, deactivated, no such chat: core/chat-refusals.ts) also suppress the chat; a 401 is
- * the bot's and suppresses nobody. Anything else (network, timeout, 5xx) is thrown as it is and retried
- * with the activity's backoff.
+ * A refused call in the send path's terms. 429 (flood control), 5xx and an unreachable Bot API are the
+ * bot's route being down: counted by its breaker, the message back in the outbox (docs/delivery.md);
+ * every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too large)
+ * cannot succeed by retrying and fails the message. The refusals that are the recipient's lasting state
+ * (blocked, kicked, deactivated, no such chat: core/chat-refusals.ts) also suppress the chat; a 401 is the
+ * bot's and suppresses nobody. Anything else (a timeout) is retried from the outbox.
  */
 function sendFailure(error: unknown): unknown {
   const refusal = botApiRefusal(error);
-  if (!refusal) return error;
+  // 5xx (telegraf's TelegramError, which botApiRefusal leaves out) or no answer at all: the bot's route is down.
+  if (!refusal) return error instanceof TelegramError || isConnectionFailure(error) ? new ProviderUnavailableError(`Telegram: ${(error as Error).message}`, { cause: error }) : error;
+  // Flood control: the bot's route is throttled (its breaker counts it); the message waits what Telegram names.
   if (refusal.code === 429) {
-    return ApplicationFailure.create({
-      type: 'Throttled',
-      message: `Telegram 429: ${refusal.description}`,
-      nextRetryDelay: (refusal.retryAfterSeconds ?? 1) * 1000,
-    });
+    return new ProviderUnavailableError(`Telegram 429: ${refusal.description}`, { cause: error, retryAfterMs: (refusal.retryAfterSeconds ?? 1) * 1000 });
   }
   const said = `Telegram ${refusal.code}: ${refusal.description}`;
   const { meaning, suppress } = telegramRefusal(refusal.code, refusal.description);

@@ -4,7 +4,7 @@ import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
 import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
-import { PermanentSendError, type SendReceipt } from './email-channel';
+import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
 import { RecipientRefusedError } from './recipient-refused';
 
 /**
@@ -80,7 +80,7 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
         return { provider: 'twilio', providerMessageId: sent.sid };
       } catch (error) {
         const refusal = twilioRefusal(error);
-        // 429 (throttled) and 5xx are Twilio's state, not the message's: thrown as they are, so the activity retries.
+        // 429 (throttled) and 5xx are Twilio's state, not the message's: counted by the sender's breaker below.
         if (refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429) {
           const said = `Twilio refused the message (${refusal.status}${refusal.code ? `, error ${refusal.code}` : ''}): ${refusal.message}`;
           const known = twilioError(refusal.code);
@@ -88,6 +88,8 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
           if (known?.suppress) throw new RecipientRefusedError(`${said} (${known.meaning}); ${to} is now suppressed on whatsapp (${known.suppress})`, known.suppress, said);
           throw new PermanentSendError(known ? `${said} (${known.meaning})` : said);
         }
+        // Throttled, failing or unreachable: the sender's route is down for now (its breaker counts it).
+        if (refusal || isConnectionFailure(error)) throw new ProviderUnavailableError(`Twilio ${refusal ? refusal.status : 'unreachable'}: ${(error as Error).message}`, { cause: error });
         throw error;
       }
     },

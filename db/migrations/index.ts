@@ -28,6 +28,7 @@ import * as analyticsConnections from './0027-analytics-connections';
 import * as inboundLimits from './0029-inbound-limits';
 import * as journeySkips from './0031-journey-skips';
 import * as suppressionDetail from './0033-suppression-detail';
+import * as providerBreakers from './0034-provider-breakers';
 import * as workerRegistry from './0035-worker-registry';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
@@ -62,5 +63,6 @@ export const migrations = [
   { name: '0029-inbound-limits', ...inboundLimits },
   { name: '0031-journey-skips', ...journeySkips },
   { name: '0033-suppression-detail', ...suppressionDetail },
+  { name: '0034-provider-breakers', ...providerBreakers },
   { name: '0035-worker-registry', ...workerRegistry },
 ];

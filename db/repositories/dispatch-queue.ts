@@ -50,7 +50,15 @@ const PRIORITIES: Record<DispatchClass, number[]> = { transactional: [1], bulk: 
  */
 export async function claimFairly(
   db: Sequelize,
-  options: { channel: string; dispatchClass: DispatchClass; bound: number; leaseMs: number; minimum?: number },
+  options: {
+    channel: string; dispatchClass: DispatchClass; bound: number; leaseMs: number; minimum?: number;
+    /** Take exactly this many whatever is in flight (a breaker's probe). */
+    capacity?: number;
+    /** Workspaces whose provider route is open: their messages stay in the outbox. */
+    skipWorkspaces?: readonly string[];
+    /** Only these workspaces (the probe of a workspace's route). */
+    onlyWorkspaces?: readonly string[];
+  },
 ): Promise<DispatchedMessage[]> {
   return db.transaction(async (transaction) => {
     const [lock] = await db.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', {
@@ -59,10 +67,13 @@ export async function claimFairly(
       transaction,
     });
     if (!lock.locked) return [];
-    const inFlight = await countInFlight(db, options.channel, transaction);
-    const capacity = options.bound - inFlight[options.dispatchClass];
-    if (capacity <= 0 || capacity < (options.minimum ?? 1)) return [];
-    const workspaces = await waitingWorkspaces(db, options.channel, PRIORITIES[options.dispatchClass], transaction);
+    const inFlight = options.capacity === undefined ? await countInFlight(db, options.channel, transaction) : null;
+    const capacity = inFlight ? options.bound - inFlight[options.dispatchClass] : (options.capacity ?? 0);
+    if (capacity <= 0 || (inFlight && capacity < (options.minimum ?? 1))) return [];
+    const skip = new Set(options.skipWorkspaces ?? []);
+    const only = options.onlyWorkspaces && new Set(options.onlyWorkspaces);
+    const workspaces = (await waitingWorkspaces(db, options.channel, PRIORITIES[options.dispatchClass], transaction))
+      .filter((workspace) => !skip.has(workspace.workspaceId) && (!only || only.has(workspace.workspaceId)));
     if (workspaces.length === 0) return [];
     const claimed: ClaimedRow[] = [];
     // Water-filling: a workspace with less waiting than its share leaves the rest to the others, shared
@@ -85,12 +96,14 @@ export async function claimFairly(
       contactId: row.contact_id,
       campaignId: row.campaign_id,
       enrollmentId: row.enrollment_id,
+      round: row.redispatches,
     }));
   });
 }
 
 type ClaimedRow = {
   id: string; workspace_id: string; kind: MessageKind; channel: string; contact_id: string | null; campaign_id: string | null; enrollment_id: string | null;
+  redispatches: number;
 };
 
 /**
@@ -125,6 +138,8 @@ async function leaseShares(
            SELECT id, priority, created_at FROM messages
            WHERE channel = $1 AND workspace_id = w.workspace_id AND dispatched_at IS NULL AND status = 'queued' AND priority = ANY($7::smallint[])
              AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+             -- A message handed back after a transient failure waits out its backoff here, holding no slot.
+             AND (next_attempt_at IS NULL OR next_attempt_at <= now())
            ORDER BY priority, created_at LIMIT w.share
          ) next
        ) picked
@@ -132,7 +147,7 @@ async function leaseShares(
        LIMIT $5
      ) chosen
      WHERE m.id = chosen.id
-     RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id`,
+     RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id, m.redispatches`,
     {
       bind: [
         options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), limit, options.leaseMs,
@@ -144,13 +159,105 @@ async function leaseShares(
   );
 }
 
-/** Marks messages whose workflow now runs (or already ran), naming it for the reconciler. */
-export async function markDispatched(db: Sequelize, started: ReadonlyArray<{ messageId: string; workflowId: string }>): Promise<void> {
+/**
+ * Marks messages whose workflow now runs (or already ran), naming it for the reconciler. Only a row still in
+ * the round it was started in (`round`: its redispatches then) moves: an attempt that failed fast may already
+ * have handed it back to the outbox, and marking it would leave it dispatched to a workflow that ended.
+ */
+export async function markDispatched(db: Sequelize, started: ReadonlyArray<{ messageId: string; workflowId: string; round: number }>): Promise<void> {
   if (started.length === 0) return;
   await db.query(
     `UPDATE messages m SET dispatched_at = now(), dispatch_lease_until = NULL, workflow_id = s.workflow_id
-     FROM unnest($1::uuid[], $2::text[]) AS s (id, workflow_id)
-     WHERE m.id = s.id AND m.dispatched_at IS NULL`,
-    { bind: [started.map((s) => s.messageId), started.map((s) => s.workflowId)] },
+     FROM unnest($1::uuid[], $2::text[], $3::int[]) AS s (id, workflow_id, round)
+     WHERE m.id = s.id AND m.dispatched_at IS NULL AND m.redispatches = s.round`,
+    { bind: [started.map((s) => s.messageId), started.map((s) => s.workflowId), started.map((s) => s.round)] },
   );
+}
+
+/**
+ * Extends the lease of rows a live round is still starting, so the lease can be short (a dead round's rows
+ * free within seconds) without a slow round losing its rows to another dispatcher midway.
+ */
+export async function renewDispatchLease(db: Sequelize, messageIds: readonly string[], leaseMs: number): Promise<void> {
+  if (messageIds.length === 0) return;
+  await db.query(
+    `UPDATE messages SET dispatch_lease_until = now() + make_interval(secs => $2::double precision / 1000)
+     WHERE id = ANY ($1::uuid[]) AND dispatched_at IS NULL AND dispatch_lease_until IS NOT NULL`,
+    { bind: [messageIds, leaseMs] },
+  );
+}
+
+/**
+ * How long a message handed back waits: `none` (its route is down: due again as soon as the dispatcher takes
+ * the route again), `backoff` (a per-message transient failure: counts a retry and waits its backoff,
+ * core/breaker.ts RetrySettings), or a number of milliseconds the provider named.
+ */
+export type HandBackWait = 'none' | 'backoff' | number;
+
+/**
+ * Hands messages back to the outbox after a failed or skipped provider call: queued, not dispatched, no
+ * lease and no claim, so they hold no in-flight slot and no Temporal timer while they wait. Only messages
+ * still waiting and not held by a live attempt move; each counts a redispatch, which names its next
+ * workflow. Returns the ids handed back.
+ */
+export async function handBackToOutbox(
+  db: Sequelize,
+  workspaceId: string,
+  items: ReadonlyArray<{ messageId: string; wait: HandBackWait }>,
+  backoff: { initialMs: number; maximumMs: number },
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const rows = await db.query<{ id: string }>(
+    `WITH back AS (SELECT * FROM unnest($2::uuid[], $3::text[], $4::float8[]) AS h (id, wait, delay_ms)),
+     held AS (
+       SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.id IN (SELECT id FROM back) ORDER BY m.id FOR UPDATE
+     )
+     UPDATE messages m SET status = 'queued', dispatched_at = NULL, dispatch_lease_until = NULL,
+       delivery_claim = NULL, delivery_claimed_until = NULL, redispatches = m.redispatches + 1,
+       send_retries = m.send_retries + CASE WHEN b.wait = 'backoff' THEN 1 ELSE 0 END,
+       next_attempt_at = CASE b.wait
+         WHEN 'backoff' THEN now() + make_interval(secs =>
+           least($6::double precision, $5::double precision * power(2, least(m.send_retries, 30))) * (0.8 + 0.4 * random()) / 1000)
+         WHEN 'delay' THEN now() + make_interval(secs => b.delay_ms / 1000)
+       END,
+       updated_at = now()
+     FROM held JOIN back b ON b.id = held.id
+     WHERE m.id = held.id AND m.status IN ('queued', 'sending') AND m.provider_message_id IS NULL
+       AND (m.delivery_claim IS NULL OR m.delivery_claimed_until < now())
+     RETURNING m.id`,
+    {
+      bind: [
+        workspaceId,
+        items.map((item) => item.messageId),
+        items.map((item) => (typeof item.wait === 'number' ? 'delay' : item.wait)),
+        items.map((item) => (typeof item.wait === 'number' ? item.wait : 0)),
+        backoff.initialMs,
+        backoff.maximumMs,
+      ],
+      type: QueryTypes.SELECT,
+    },
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Messages of a channel (of one workspace, for a chat route) still waiting in the outbox past the retry
+ * deadline, at most `limit`: while a route stays open nothing attempts them, so the dispatcher ends them
+ * (a provider down for a week does not keep messages forever).
+ */
+export async function findExpiredWaiting(
+  db: Sequelize,
+  channel: string,
+  workspaceId: string | null,
+  deadlineMs: number,
+  limit: number,
+): Promise<Array<{ workspaceId: string; messageId: string }>> {
+  const rows = await db.query<{ id: string; workspace_id: string }>(
+    `SELECT id, workspace_id FROM messages
+     WHERE channel = $1 AND ($2::uuid IS NULL OR workspace_id = $2) AND dispatched_at IS NULL AND status = 'queued'
+       AND created_at < now() - make_interval(secs => $3::double precision / 1000)
+     LIMIT $4`,
+    { bind: [channel, workspaceId, deadlineMs, limit], type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({ workspaceId: row.workspace_id, messageId: row.id }));
 }

@@ -34,6 +34,8 @@ export interface CountingSink {
   /** Arrival times (epoch ms) of the deliveries accepted from `since` on, repeats included, in order. */
   deliveriesSince: (since: number) => number[];
   setMode: (mode: SinkMode, options?: { ackDelayMs?: number; stallMs?: number }) => Promise<void>;
+  /** Answers 450 (greylisted, try again later) at RCPT TO for this address, the next `times` times. */
+  greylist: (address: string, times: number) => void;
   close: () => Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export async function startCountingSink(): Promise<CountingSink> {
   const arrivals: number[] = [];
   let held = 0;
   let stalled = 0;
+  const greylisted = new Map<string, number>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -68,6 +71,11 @@ export async function startCountingSink(): Promise<CountingSink> {
     size: 10 * 1024 * 1024,
     onConnect(_session, callback) {
       callback(mode === 'down' ? refusal(421, 'service not available') : undefined);
+    },
+    onRcptTo(address, _session, callback) {
+      const left = greylisted.get(address.address.toLowerCase()) ?? 0;
+      if (left > 0) greylisted.set(address.address.toLowerCase(), left - 1);
+      callback(left > 0 ? refusal(450, 'greylisted, please try again later') : undefined);
     },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
@@ -127,6 +135,9 @@ export async function startCountingSink(): Promise<CountingSink> {
       // (close() stops listening at once; its callback would wait for the pooled connections to end.)
       if (next === 'down' && !wasDown) server.server.close();
       if (next !== 'down' && wasDown) await new Promise<void>((done) => server.server.listen(port, '127.0.0.1', done));
+    },
+    greylist(address, times) {
+      greylisted.set(address.toLowerCase(), times);
     },
     close: () => new Promise((done) => server.close(() => done())),
   };

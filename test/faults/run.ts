@@ -9,7 +9,8 @@ import { startCountingSink } from './counting-sink';
 import { checkInvariants, type Figures } from './invariants';
 import { type Sender, startLoad } from './load';
 import { FAULTS_DIR, LOG_DIR, PROCESS_GROUPS_FILE, sleep } from './processes';
-import { type ScenarioContext, SCENARIOS } from './scenarios';
+import { providerOutage } from './provider-outage';
+import { type ScenarioContext, SCENARIOS as FAULT_SCENARIOS } from './scenarios';
 import { SuitePostgres, SuiteRedis, SuiteTemporal } from './services';
 
 /**
@@ -17,6 +18,9 @@ import { SuitePostgres, SuiteRedis, SuiteTemporal } from './services';
  * server, the API, the worker, an SMTP sink that counts what it receives), real load, one fault after
  * another, and the invariant checker after each (docs/reliability.md). Arguments name scenarios to run.
  */
+
+/** The provider outage lives in its own file (it brings its own backlog and workspaces). */
+const SCENARIOS = [...FAULT_SCENARIOS, providerOutage];
 
 const MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
 const RATE_LIMIT_PER_SECOND = 40;
@@ -102,6 +106,10 @@ async function main(): Promise<number> {
         probeKey: async () => (await createWorkspace(db, { plan: 'pro', name: 'faults probe' })).apiKey,
         rateLimitPerSecond: RATE_LIMIT_PER_SECOND,
         sendRatePerSecond: SEND_RATE_PER_SECOND,
+        sender: async (name) => {
+          const workspace = await createWorkspace(db, { plan: 'pro', name });
+          return { ...workspace, domain: await createVerifiedDomain(db, workspace.workspaceId, MASTER_KEY) };
+        },
       };
       try {
         const outcome = await scenario.run(context);

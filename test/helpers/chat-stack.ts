@@ -16,7 +16,7 @@ export interface ChatStack {
  * The send path as shipped (email-stack.ts) with its Twilio and Telegram calls going to the stand-ins, so
  * the real `twilio` and `telegraf` clients are what the chat channels' tests drive.
  */
-export async function startChatStack(): Promise<ChatStack> {
+export async function startChatStack(overrides: Record<string, string> = {}): Promise<ChatStack> {
   const twilio = await startTwilioStandIn();
   const telegram = await startTelegramStandIn();
   const closeStandIns = async () => {
@@ -25,7 +25,7 @@ export async function startChatStack(): Promise<ChatStack> {
   };
   try {
     const stack = await startEmailStack({
-      overrides: { TWILIO_API_URL: twilio.url, TELEGRAM_API_URL: telegram.url, PUBLIC_BASE_URL, RATE_LIMIT_PER_SECOND: '1000' },
+      overrides: { TWILIO_API_URL: twilio.url, TELEGRAM_API_URL: telegram.url, PUBLIC_BASE_URL, RATE_LIMIT_PER_SECOND: '1000', ...overrides },
     });
     return {
       stack,

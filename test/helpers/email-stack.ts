@@ -7,7 +7,7 @@ import { QueryTypes } from 'sequelize';
 import { type ActivityDeps, createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
-import { dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
+import { dispatcherBreaker, dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
 import { runWebhookDispatcher } from '../../workers/webhook-dispatcher';
 import { createIsolatedDatabase } from './isolated-database';
 import type { AppDeps } from '../../api/app';
@@ -65,7 +65,7 @@ export async function startEmailStack(
     if (dispatchers.length) return;
     const logger = pino({ level: 'silent' });
     dispatchers = [
-      runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs: 50 }),
+      runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs: 50, breaker: dispatcherBreaker(config) }),
       runWebhookDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT, intervalMs: 50, sweepIntervalMs: config.WEBHOOK_SLOT_SWEEP_INTERVAL_MS }),
     ];
   };

@@ -142,7 +142,7 @@ describe('the dispatcher', () => {
         await stack.api.db.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE NOWAIT', { bind: [id] });
       }
       expect(await claim()).toEqual([]);
-      await markDispatched(stack.api.db, ids.map((messageId) => ({ messageId, workflowId: `send:${messageId}` })));
+      await markDispatched(stack.api.db, ids.map((messageId) => ({ messageId, workflowId: `send:${messageId}`, round: 0 })));
       const undispatched = await stack.api.db.query('SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND dispatched_at IS NULL', { bind: [ids], type: QueryTypes.SELECT });
       expect(undispatched).toEqual([]);
     } finally {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { PermanentSendError } from '../../activities/channels/email-channel';
+import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
 import { RecipientRefusedError } from '../../activities/channels/recipient-refused';
 import { createTelegramChannel, type TelegramChannel } from '../../activities/channels/telegram-channel';
 import { configKeyring, loadConfig } from '../../core/config';
@@ -68,11 +68,11 @@ describe('the Telegram channel', () => {
     expect(receipt.providerMessageId).toMatch(/^42:\d+$/);
   });
 
-  it('a 429 is a retryable failure that waits exactly the retry_after Telegram names', async () => {
+  it('a 429 is the bot\'s route throttled, and the message waits exactly the retry_after Telegram names', async () => {
     telegram.refuseNext('sendMessage', { errorCode: 429, description: 'Too Many Requests: retry after 7', retryAfter: 7 });
     const failure = await channel.send(integration, { chatId: '42', text: 'hello', attachments: [] }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: 'Throttled', nonRetryable: false, nextRetryDelay: 7_000 });
+    expect(failure).toBeInstanceOf(ProviderUnavailableError);
+    expect(failure).toMatchObject({ retryAfterMs: 7_000 });
   });
 
   it('a bot blocked by the user (403) or a chat not found (400) is a permanent failure that names the chat to suppress, in Telegram\'s words', async () => {

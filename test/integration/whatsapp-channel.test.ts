@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWhatsAppChannel, type OutboundWhatsApp, type WhatsAppChannel } from '../../activities/channels/whatsapp-channel';
-import { PermanentSendError } from '../../activities/channels/email-channel';
+import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
 import { configKeyring } from '../../core/config';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace } from '../helpers/factories';
@@ -122,7 +122,8 @@ describe('the WhatsApp channel through the twilio client', () => {
     const throttled = await channel.send(message()).then(() => null, (error: unknown) => error);
     expect(throttled).toBeInstanceOf(Error);
     expect(throttled).not.toBeInstanceOf(PermanentSendError);
-    expect(throttled).toMatchObject({ status: 429 });
+    expect(throttled).toBeInstanceOf(ProviderUnavailableError);
+    expect((throttled as Error).cause).toMatchObject({ status: 429 });
 
     twilio.refuse(`whatsapp:${customer}`, null);
     await expect(channel.send(message())).resolves.toMatchObject({ provider: 'twilio' });

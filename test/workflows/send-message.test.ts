@@ -97,6 +97,12 @@ describe('send message workflow', () => {
     expect(calls).toEqual({ deliveries: 16, failed: [] });
   });
 
+  it('a message the delivery handed back to the outbox (provider down, a transient failure) ends the workflow at once: no retry timer, not failed', async () => {
+    const { outcome, calls } = await run(() => 'requeued');
+    expect(outcome).toBe('skipped');
+    expect(calls).toEqual({ deliveries: 1, failed: [] });
+  });
+
   it('a message whose every to recipient was suppressed while it waited ends suppressed, not sent', async () => {
     const { outcome, calls } = await run(() => 'suppressed');
     expect(outcome).toBe('suppressed');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadConfig } from '../core/config';
 import { createRedis, closeRedis } from '../db/redis';
@@ -30,6 +31,12 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 2);
 const RATE = Number(process.env.SOAK_RATE ?? 10);
 const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 15);
+/**
+ * Measured minutes at which the worker writes V8 heap snapshots of its main and workflow threads (SIGUSR2,
+ * workers/memory-diagnostics.ts) under .data/soak-heap/<run>/, e.g. `5,20,40,70`; none by default. Compare
+ * two with `tsx bench/heap-diff.ts a.heapsnapshot b.heapsnapshot`. A snapshot pauses the worker for seconds.
+ */
+const SNAPSHOT_MINUTES = (process.env.SOAK_SNAPSHOT_MINUTES ?? '').split(',').filter(Boolean).map(Number);
 
 interface Sample {
   at: number;
@@ -98,7 +105,13 @@ async function main(): Promise<void> {
   const env = { TASK_QUEUE_PREFIX: prefix, EMAIL_PROVIDER: 'smtp', SMTP_URL: sink.url, SEND_RATE_PER_SECOND: '200', RATE_LIMIT_PER_SECOND: '1000', LOG_LEVEL: 'silent' };
   const api = await startApiProcess(env);
   const workerMetricsPort = await freePort();
-  const worker = await startWorkerProcess({ ...env, LOG_LEVEL: 'warn', WORKER_METRICS_PORT: String(workerMetricsPort) });
+  const snapshotDir = join('.data', 'soak-heap', new Date().toISOString().replace(/[:.]/g, '-'));
+  const worker = await startWorkerProcess({
+    ...env,
+    LOG_LEVEL: 'warn',
+    WORKER_METRICS_PORT: String(workerMetricsPort),
+    ...(SNAPSHOT_MINUTES.length ? { WORKER_HEAP_SNAPSHOT_DIR: snapshotDir } : {}),
+  });
   const processes = { api: { pid: api.pid, metrics: `${api.url}/metrics` }, worker: { pid: worker.pid, metrics: `http://127.0.0.1:${workerMetricsPort}/metrics` } };
   const ports = {
     postgres: portOf(config.DATABASE_URL, 5432),
@@ -144,6 +157,7 @@ async function main(): Promise<void> {
   began = Date.now();
   await sampleOnce();
   console.log(`  warm-up over: sent ${load.sent()}, delivered ${delivered}`);
+  const snapshotsDue = [...SNAPSHOT_MINUTES].sort((a, b) => a - b);
   for (let minute = 0; Date.now() - began < MINUTES * 60_000; ) {
     await new Promise((resolve) => setTimeout(resolve, SAMPLE_SECONDS * 1000));
     await sampleOnce();
@@ -151,17 +165,30 @@ async function main(): Promise<void> {
     if (elapsed > minute) {
       minute = elapsed;
       const last = samples[samples.length - 1].values;
-      console.log(`  ${String(minute).padStart(3)} min: sent ${load.sent()}, delivered ${delivered}, API heap ${last['api.heapUsedMB'].toFixed(1)} MB, worker heap ${last['worker.heapUsedMB'].toFixed(1)} MB`);
+      console.log(
+        `  ${String(minute).padStart(3)} min: sent ${load.sent()}, delivered ${delivered}, API heap ${last['api.heapUsedMB'].toFixed(1)} MB, ` +
+          `worker rss ${last['worker.rssMB'].toFixed(1)} MB, heap ${last['worker.heapUsedMB'].toFixed(1)} MB, workflow threads ${last['worker.workflowHeapMB'].toFixed(1)} MB, ` +
+          `external ${last['worker.externalMB'].toFixed(1)} MB, cached workflows ${last['worker.cachedWorkflows']}`,
+      );
+    }
+    if (snapshotsDue.length && elapsed >= snapshotsDue[0]) {
+      snapshotsDue.shift();
+      process.kill(worker.pid, 'SIGUSR2');
+      console.log(`  ${String(elapsed).padStart(3)} min: heap snapshots of the worker asked for, under ${snapshotDir}`);
     }
   }
   load.stop();
 
   const hours = samples.map((sample) => sample.at);
-  console.log(`\n  ${'series'.padEnd(30)} ${'start'.padStart(10)} ${'end'.padStart(10)} ${'slope/h'.padStart(10)}`);
+  // "Levels off" means the second half's slope is near zero, whatever the first half (caches filling) did.
+  const half = samples.filter((sample) => sample.at >= samples[samples.length - 1].at / 2);
+  console.log(`\n  ${'series'.padEnd(30)} ${'start'.padStart(10)} ${'mid'.padStart(10)} ${'end'.padStart(10)} ${'slope/h'.padStart(10)} ${'2nd half/h'.padStart(10)}`);
   for (const series of Object.keys(samples[0].values)) {
     const values = samples.map((sample) => sample.values[series]);
+    if (!values.some(Number.isFinite)) continue;
     const fmt = (value: number) => (Number.isFinite(value) ? value.toFixed(Math.abs(value) < 10 ? 2 : 1) : 'n/a').padStart(10);
-    console.log(`  ${series.padEnd(30)} ${fmt(values[0])} ${fmt(values[values.length - 1])} ${fmt(slopePerHour(hours, values))}`);
+    const lastHalf = slopePerHour(half.map((sample) => sample.at), half.map((sample) => sample.values[series]));
+    console.log(`  ${series.padEnd(30)} ${fmt(values[0])} ${fmt(half[0].values[series])} ${fmt(values[values.length - 1])} ${fmt(slopePerHour(hours, values))} ${fmt(lastHalf)}`);
   }
   const seconds = (Date.now() - loadStarted) / 1000;
   console.log(

@@ -12,6 +12,7 @@ import { startSingletons } from '../workflows/starts';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
+import { registerMemoryMetrics, writeHeapSnapshotsOnSignal } from './memory-diagnostics';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 
@@ -57,12 +58,15 @@ async function main(): Promise<void> {
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer, redis }),
   };
-  const workers = [
-    await createControlWorker(options),
-    await createDefaultWorker(options),
-    await createSendsWorker(options),
-    await createBulkWorker(options, config.BULK_ACTIVITY_SLOTS),
+  const named = [
+    { queue: 'control', worker: await createControlWorker(options) },
+    { queue: 'default', worker: await createDefaultWorker(options) },
+    { queue: 'sends', worker: await createSendsWorker(options) },
+    { queue: 'bulk', worker: await createBulkWorker(options, config.BULK_ACTIVITY_SLOTS) },
   ];
+  const workers = named.map(({ worker }) => worker);
+  registerMemoryMetrics(metrics, named);
+  if (config.WORKER_HEAP_SNAPSHOT_DIR) writeHeapSnapshotsOnSignal(config.WORKER_HEAP_SNAPSHOT_DIR, named, logger);
   const dispatchers = config.SEND_DISPATCHER
     ? [
       runDispatcher({ db, client, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger, channels: dispatcherChannels(config), intervalMs: config.SEND_DISPATCH_INTERVAL_MS }),

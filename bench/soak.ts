@@ -10,7 +10,7 @@ import { freePort } from '../test/helpers/free-port';
 import { startSmtpSink } from '../test/helpers/smtp-sink';
 import { startApiProcess } from './api-process';
 import { connectionsOf, metricsOf, type ProcessSample, slopePerHour } from './process-sampler';
-import { startWorkerProcess } from './worker-process';
+import { residentBytes, startWorkerProcess } from './worker-process';
 
 /**
  * `npm run bench -- soak`: a steady send load for SOAK_MINUTES (30) against the API and the worker, each in
@@ -161,14 +161,16 @@ async function main(): Promise<void> {
   for (let minute = 0; Date.now() - began < MINUTES * 60_000; ) {
     await new Promise((resolve) => setTimeout(resolve, SAMPLE_SECONDS * 1000));
     await sampleOnce();
+    if (residentBytes(worker.pid) === 0) throw new Error(`the worker (pid ${worker.pid}) exited during the soak`);
     const elapsed = Math.floor((Date.now() - began) / 60_000);
     if (elapsed > minute) {
       minute = elapsed;
-      const last = samples[samples.length - 1].values;
+      // A sample the process did not answer (a heap snapshot pauses it for seconds) prints as n/a.
+      const last = (name: string) => samples[samples.length - 1].values[name]?.toFixed(1) ?? 'n/a';
       console.log(
-        `  ${String(minute).padStart(3)} min: sent ${load.sent()}, delivered ${delivered}, API heap ${last['api.heapUsedMB'].toFixed(1)} MB, ` +
-          `worker rss ${last['worker.rssMB'].toFixed(1)} MB, heap ${last['worker.heapUsedMB'].toFixed(1)} MB, workflow threads ${last['worker.workflowHeapMB'].toFixed(1)} MB, ` +
-          `external ${last['worker.externalMB'].toFixed(1)} MB, cached workflows ${last['worker.cachedWorkflows']}`,
+        `  ${String(minute).padStart(3)} min: sent ${load.sent()}, delivered ${delivered}, API heap ${last('api.heapUsedMB')} MB, ` +
+          `worker rss ${last('worker.rssMB')} MB, heap ${last('worker.heapUsedMB')} MB, workflow threads ${last('worker.workflowHeapMB')} MB, ` +
+          `external ${last('worker.externalMB')} MB, cached workflows ${last('worker.cachedWorkflows')}`,
       );
     }
     if (snapshotsDue.length && elapsed >= snapshotsDue[0]) {

@@ -35,7 +35,9 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' }, redact: logRedaction });
   // The SDK logs the workflow bundler's output and every worker state change at INFO: noise in production.
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
+  // The SDK shuts the workers down on SIGUSR2 too (for nodemon); when SIGUSR2 asks for heap snapshots it must not.
+  const shutdownSignals: NodeJS.Signals[] = config.WORKER_HEAP_SNAPSHOT_DIR ? ['SIGINT', 'SIGTERM', 'SIGQUIT'] : ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'];
+  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'), shutdownSignals });
   const db = createSequelize(config.DATABASE_URL);
   const connection = await connectWithRetry(config.TEMPORAL_ADDRESS, logger);
   const client = new Client({

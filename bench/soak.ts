@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { QueryTypes, type Sequelize } from 'sequelize';
@@ -91,6 +92,18 @@ function steadyLoad(url: string, key: string, body: (index: number) => unknown) 
   };
 }
 
+/** Waits until the worker's snapshots (main thread and two workflow threads) are in `dir` and no longer growing. */
+async function snapshotsWritten(dir: string): Promise<void> {
+  const sizes = () => readdirSync(dir).map((file) => statSync(join(dir, file)).size);
+  const before = readdirSync(dir).length;
+  let last = '';
+  for (const deadline = Date.now() + 180_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 5_000))) {
+    const now = sizes();
+    if (now.length >= before + 3 && now.every((size) => size > 0) && now.join() === last) return;
+    last = now.join();
+  }
+}
+
 async function databaseBackends(db: Sequelize): Promise<number> {
   const [{ count }] = await db.query<{ count: string }>('SELECT count(*) AS count FROM pg_stat_activity WHERE datname = current_database()', { type: QueryTypes.SELECT });
   return Number(count);
@@ -173,11 +186,18 @@ async function main(): Promise<void> {
           `external ${last('worker.externalMB')} MB, cached workflows ${last('worker.cachedWorkflows')}`,
       );
     }
-    if (snapshotsDue.length && elapsed >= snapshotsDue[0]) {
+    if (snapshotsDue.length && elapsed >= snapshotsDue[0] && snapshotsDue[0] < MINUTES) {
       snapshotsDue.shift();
       process.kill(worker.pid, 'SIGUSR2');
       console.log(`  ${String(elapsed).padStart(3)} min: heap snapshots of the worker asked for, under ${snapshotDir}`);
     }
+  }
+  if (snapshotsDue.length) {
+    // Snapshots asked for at the end are taken after the last sample (one costs the worker hundreds of MB of
+    // resident memory that glibc keeps: taken mid-run it would read as growth), before the worker stops.
+    process.kill(worker.pid, 'SIGUSR2');
+    console.log(`  heap snapshots of the worker asked for after the last sample, under ${snapshotDir}`);
+    await snapshotsWritten(snapshotDir);
   }
   load.stop();
 

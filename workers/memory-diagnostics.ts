@@ -71,32 +71,37 @@ export function registerMemoryMetrics(registry: Registry, workers: NamedWorker[]
 }
 
 /**
- * On SIGUSR2, writes V8 heap snapshots of the main thread and of every workflow thread into `dir`
- * (`WORKER_HEAP_SNAPSHOT_DIR`; off by default). A snapshot pauses the thread for seconds and costs about its
- * heap again in memory: a diagnostic for soaks, not for a production worker left on.
+ * Writes V8 heap snapshots of the main thread and of every workflow thread into `dir`, and answers their
+ * paths. A snapshot holds whatever the heap holds (message bodies, keys being used): owner-only files in an
+ * owner-only directory. It pauses the thread for seconds and costs about its heap again in memory.
+ */
+export async function writeHeapSnapshots(dir: string, workers: NamedWorker[]): Promise<string[]> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const written = [writeHeapSnapshot(join(dir, `${stamp}-main.heapsnapshot`))];
+  for (const { queue, worker } of workers) {
+    for (const [index, thread] of workflowThreads(worker).entries()) {
+      const file = join(dir, `${stamp}-${queue}-workflows-${index}.heapsnapshot`);
+      const out = createWriteStream(file, { mode: 0o600 });
+      await once(out, 'open');
+      await pipeline(await thread.getHeapSnapshot(), out);
+      written.push(file);
+    }
+  }
+  return written;
+}
+
+/**
+ * On SIGUSR2, writes the heap snapshots into `dir` (`WORKER_HEAP_SNAPSHOT_DIR`; off by default): a diagnostic
+ * for soaks (bench/soak.ts), not for a production worker left on. The caller keeps SIGUSR2 out of the
+ * Temporal runtime's shutdown signals, which include it by default.
  */
 export function writeHeapSnapshotsOnSignal(dir: string, workers: NamedWorker[], logger: Logger): void {
-  mkdirSync(dir, { recursive: true });
   let taking = false;
   process.on('SIGUSR2', () => {
     if (taking) return;
     taking = true;
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const write = async () => {
-      const main = writeHeapSnapshot(join(dir, `${stamp}-main.heapsnapshot`));
-      const written = [main];
-      for (const { queue, worker } of workers) {
-        for (const [index, thread] of workflowThreads(worker).entries()) {
-          const file = join(dir, `${stamp}-${queue}-workflows-${index}.heapsnapshot`);
-          const out = createWriteStream(file);
-          await once(out, 'open');
-          await pipeline(await thread.getHeapSnapshot(), out);
-          written.push(file);
-        }
-      }
-      return written;
-    };
-    write().then(
+    writeHeapSnapshots(dir, workers).then(
       (files) => logger.warn({ files }, 'heap snapshots written'),
       (error: unknown) => logger.error({ err: error }, 'heap snapshot failed'),
     ).finally(() => {

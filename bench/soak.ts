@@ -18,10 +18,13 @@ import { residentBytes, startWorkerProcess } from './worker-process';
  * its own process as `npm start` runs them, with an SMTP sink as the provider. Every SOAK_SAMPLE_SECONDS
  * (15) it samples, per process, heap, resident memory, event-loop lag (p99), active handles, open file
  * descriptors and TCP connections by the service they reach (PostgreSQL, Redis, Temporal), and, for the
- * whole run, PostgreSQL backends of the database (pg_stat_activity) and Redis clients (CLIENT LIST). It
- * prints each series' first value after SOAK_WARMUP_MINUTES (2) of the same load (the baseline), its last,
- * and its least-squares slope per hour over the measured minutes: a leak shows as a slope that does not
- * flatten when the run is longer.
+ * whole run, PostgreSQL backends of the database (pg_stat_activity) and Redis clients (CLIENT LIST); for the
+ * worker also `external`, ArrayBuffers, the heap of its workflow threads and its cached workflows
+ * (workers/memory-diagnostics.ts), since resident memory growing beside a flat main heap is otherwise
+ * unexplained. It prints each series' first value after SOAK_WARMUP_MINUTES (2) of the same load (the
+ * baseline), its value halfway, its last, and its least-squares slope per hour over the measured minutes and
+ * over their second half: a leak shows as a slope that does not flatten when the run is longer, memory that
+ * levels off as a second-half slope near 0.
  *
  * The load is SOAK_RATE (10) POST /emails per second: a third of the transactional delivery this machine
  * measured end to end (29.7 sends/s, docs/benchmarks.md: one workflow per message bounds it, not the

@@ -10,7 +10,13 @@ export type ProcessSample = Record<string, number>;
 /** prom-client's default metrics this benchmark follows, by the name it prints. */
 const METRICS: Record<string, string> = {
   heapUsedMB: 'nodejs_heap_size_used_bytes',
+  heapTotalMB: 'nodejs_heap_size_total_bytes',
+  externalMB: 'nodejs_external_memory_bytes',
+  arrayBuffersMB: 'nodejs_array_buffers_bytes',
   rssMB: 'process_resident_memory_bytes',
+  // The worker's own (workers/memory-diagnostics.ts): its workflow threads are isolates the heap gauges above miss.
+  workflowHeapMB: 'temporal_workflow_thread_heap_used_bytes',
+  cachedWorkflows: 'temporal_worker_cached_workflows',
   lagP99Ms: 'nodejs_eventloop_lag_p99_seconds',
   handles: 'nodejs_active_handles_total',
   openFds: 'process_open_fds',

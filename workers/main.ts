@@ -12,6 +12,7 @@ import { startSingletons } from '../workflows/starts';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbound-dispatcher';
+import { registerMemoryMetrics, writeHeapSnapshotsOnSignal } from './memory-diagnostics';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 import { runWorkerRegistry } from './worker-registry';
@@ -35,7 +36,9 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'worker' }, redact: logRedaction });
   // The SDK logs the workflow bundler's output and every worker state change at INFO: noise in production.
   const verbose = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace';
-  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
+  // The SDK shuts the workers down on SIGUSR2 too (for nodemon); when SIGUSR2 asks for heap snapshots it must not.
+  const shutdownSignals: NodeJS.Signals[] = config.WORKER_HEAP_SNAPSHOT_DIR ? ['SIGINT', 'SIGTERM', 'SIGQUIT'] : ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'];
+  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'), shutdownSignals });
   const db = createSequelize(config.DATABASE_URL);
   const connection = await connectWithRetry(config.TEMPORAL_ADDRESS, logger);
   const client = new Client({
@@ -62,12 +65,15 @@ async function main(): Promise<void> {
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
     activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer, redis }),
   };
-  const workers = [
-    await createControlWorker(options),
-    await createDefaultWorker(options),
-    await createSendsWorker(options),
-    await createBulkWorker(options, config.BULK_ACTIVITY_SLOTS),
+  const named = [
+    { queue: 'control', worker: await createControlWorker(options) },
+    { queue: 'default', worker: await createDefaultWorker(options) },
+    { queue: 'sends', worker: await createSendsWorker(options) },
+    { queue: 'bulk', worker: await createBulkWorker(options, config.BULK_ACTIVITY_SLOTS) },
   ];
+  const workers = named.map(({ worker }) => worker);
+  registerMemoryMetrics(metrics, named);
+  if (config.WORKER_HEAP_SNAPSHOT_DIR) writeHeapSnapshotsOnSignal(config.WORKER_HEAP_SNAPSHOT_DIR, named, logger);
   const dispatchers = config.SEND_DISPATCHER
     ? [
       runDispatcher({

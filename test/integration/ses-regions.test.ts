@@ -70,7 +70,7 @@ describe('SES calls have bounded waits', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('a hung SES call fails after the request timeout, for each of maxAttempts tries, instead of waiting for ever', async () => {
+  it('a hung SES call fails after the request timeout, for each of maxAttempts tries, as the provider unavailable (its breaker counts it) instead of waiting for ever', async () => {
     const clients = createSesClients({
       timeouts: { connectionTimeoutMs: 1_000, requestTimeoutMs: 500, maxAttempts: 2 },
       overrides: { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } },
@@ -79,7 +79,7 @@ describe('SES calls have bounded waits', () => {
     const mailbox = { name: null, address: 'a@mail.example.com' };
     const email = { messageId: randomUUID(), from: mailbox, to: [mailbox], cc: [], bcc: [], replyTo: [], subject: 'S', headers: {}, attachments: [] };
     const started = Date.now();
-    await expect(channel.send(email, Buffer.from('Subject: S\r\n\r\nT'))).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(channel.send(email, Buffer.from('Subject: S\r\n\r\nT'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', cause: { name: 'TimeoutError' } });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(sockets).toHaveLength(2);
     await channel.close();

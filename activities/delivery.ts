@@ -1,25 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
-import { createGroupBatcher } from '../core/group-batcher';
 import { inLanes } from '../core/lanes';
-import {
-  claimDeliveries,
-  type DeliveryClaim,
-  failMessage,
-  recordSent,
-  releaseDeliveryClaim,
-  renewDeliveryClaims,
-  type SentReceipt,
-} from '../db/repositories/message-delivery';
-import { findMessagesToSend, type Message, type RenderedMessage, saveRendered } from '../db/repositories/messages';
+import { failMessage, releaseDeliveryClaim, renewDeliveryClaims } from '../db/repositories/message-delivery';
+import type { Message, RenderedMessage } from '../db/repositories/messages';
 import type { PaceLimit } from '../db/send-pacer';
 import { pastRetryDeadline, providerRoute, type RetrySettings } from '../core/breaker';
-import { handBackToOutbox, type HandBackWait } from '../db/repositories/dispatch-queue';
+import type { HandBackWait } from '../db/repositories/dispatch-queue';
 import { PermanentSendError, ProviderUnavailableError, type SendReceipt } from './channels/email-channel';
 import type { ProviderBreaker } from './provider-breaker';
 import { isTransientDatabaseError } from '../db/sequelize';
 import { untilItHolds } from './database-errors';
+import { type KeepAlive, keepAlive } from './delivery-keep-alive';
+import { deliverySteps } from './delivery-steps';
 import type { HandBackReason, SendObserver } from './send-observer';
 
 /** A message made ready for its provider: one call sends it; `data` goes on the `sent` event. */
@@ -111,41 +104,6 @@ const SEND_LANES = 8;
 
 const WAITING = ['queued', 'sending'];
 
-/**
- * Heartbeats every `keepAliveMs` from the start of an attempt until its end (well inside the heartbeat
- * timeout; no heartbeat at the very start, which would cost Temporal a write for every message sent
- * within the first interval), and renews the delivery claims the attempt
- * holds, so neither Temporal nor a second attempt takes a slow but live attempt for dead. A batch holds
- * several claims at once; `progress` goes with each heartbeat.
- */
-function keepAlive(timing: DeliveryTiming, renew: (claims: Array<{ messageId: string; claim: string }>) => Promise<unknown>) {
-  const context = Context.current();
-  const claims = new Map<string, string>();
-  let progress: unknown;
-  let lastRenewal = Date.now();
-  const timer = setInterval(() => {
-    context.heartbeat(progress);
-    if (claims.size && Date.now() - lastRenewal >= timing.claimLeaseMs / 3) {
-      lastRenewal = Date.now();
-      // A failed renewal is not fatal: the lease still covers two more tries.
-      renew([...claims].map(([messageId, claim]) => ({ messageId, claim }))).catch(() => undefined);
-    }
-  }, timing.keepAliveMs);
-  return {
-    hold(messageId: string, claim: string) {
-      claims.set(messageId, claim);
-    },
-    release(messageId: string) {
-      claims.delete(messageId);
-    },
-    report(value: unknown) {
-      progress = value;
-    },
-    stop: () => clearInterval(timer),
-  };
-}
-
-type KeepAlive = ReturnType<typeof keepAlive>;
 
 /** A message prepared for its provider, with the claim its attempt takes before the call. */
 interface Ready {
@@ -153,44 +111,6 @@ interface Ready {
   channel: ChannelDelivery;
   prepared: Prepared;
   claim: string;
-}
-
-/**
- * The database steps every delivery takes (read, store the render, claim, record), group-committed per
- * workspace across all the attempts this worker runs: under load one statement serves many messages, so a
- * batch of 500 costs a few dozen round trips per step instead of 500; an idle workspace's single send
- * still goes at once. Each message keeps its own claim and its own outcome.
- */
-function deliverySteps(db: Sequelize, claimLeaseMs: number, retry: RetrySettings) {
-  const options = { maxBatch: 100, maxInFlight: 4 };
-  const reads = createGroupBatcher<string, { message: Message; rendered: RenderedMessage | null } | null>(async (workspaceId, ids) => {
-    const found = await findMessagesToSend(db, workspaceId, ids);
-    return ids.map((id) => found.get(id) ?? null);
-  }, options);
-  const renders = createGroupBatcher<{ messageId: string; rendered: RenderedMessage }, void>(async (workspaceId, items) => {
-    await saveRendered(db, workspaceId, items);
-    return [];
-  }, options);
-  const claims = createGroupBatcher<{ messageId: string; claim: string }, DeliveryClaim>(
-    (workspaceId, attempts) => claimDeliveries(db, workspaceId, attempts, claimLeaseMs),
-    options,
-  );
-  const records = createGroupBatcher<SentReceipt, void>(async (workspaceId, receipts) => {
-    await recordSent(db, workspaceId, receipts);
-    return [];
-  }, options);
-  // A batch whose provider went down hands hundreds back at once: one statement for what arrives together.
-  const handBacks = createGroupBatcher<{ messageId: string; wait: HandBackWait }, boolean>(async (workspaceId, items) => {
-    const moved = new Set(await handBackToOutbox(db, workspaceId, items, retry));
-    return items.map((item) => moved.has(item.messageId));
-  }, options);
-  return {
-    read: (workspaceId: string, messageId: string) => reads.submit(workspaceId, messageId),
-    handBack: (workspaceId: string, messageId: string, wait: HandBackWait) => handBacks.submit(workspaceId, { messageId, wait }),
-    saveRender: (workspaceId: string, messageId: string, rendered: RenderedMessage) => renders.submit(workspaceId, { messageId, rendered }),
-    claim: (workspaceId: string, messageId: string, claim: string) => claims.submit(workspaceId, { messageId, claim }),
-    recordSent: (workspaceId: string, receipt: SentReceipt) => records.submit(workspaceId, receipt),
-  };
 }
 
 export function createDeliveryActivities(deps: DeliveryDeps) {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import SnsPayloadValidator from 'sns-payload-validator';
 import { AppError } from '../../core/errors';
-import { parseSesNotification } from '../../core/ses-events';
+import { parseSesNotification } from '../../providers/ses/notifications';
 import { parkProviderEvent, recordProviderEvent, type Suppress } from '../../db/repositories/provider-events';
 
 export interface CallbackDeps {

@@ -7,9 +7,9 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
-import { twilioStatusEvent } from '../../core/twilio-status';
+import { chatStatusEvent } from '../../core/delivery';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
-import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
+import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/whatsapp';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
@@ -64,7 +64,7 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
   app.post('/callbacks/twilio/:workspaceId/status', form, async (req, res) => {
     const { workspaceId, body } = await verified(req);
     const status = field(body, 'MessageStatus');
-    const event = twilioStatusEvent(status);
+    const event = chatStatusEvent(status);
     const messageSid = field(body, 'MessageSid');
     // Twilio's ErrorCode on failed/undelivered statuses (21610, 63016, ...: core/chat-refusals.ts).
     const errorCode = /^\d{1,6}$/.test(field(body, 'ErrorCode')) ? Number(field(body, 'ErrorCode')) : null;

@@ -1,5 +1,5 @@
 import { TelegramError } from 'telegraf';
-import { telegramRefusal } from '../../core/chat-refusals';
+import { telegramRefusal } from './refusals';
 import { type Keyring, openSecret } from '../../core/secrets';
 import { isConnectionFailure, type OutboundAttachment, PermanentSendError, ProviderUnavailableError, RecipientRefusedError, type SendReceipt } from '../../core/delivery';
 import { type BotApi, botApiRefusal, deadline } from './bot-api';
@@ -81,7 +81,7 @@ function safeFilename(filename: string): string {
  * bot's route being down: counted by its breaker, the message back in the outbox (docs/delivery.md);
  * every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too large)
  * cannot succeed by retrying and fails the message. The refusals that are the recipient's lasting state
- * (blocked, kicked, deactivated, no such chat: core/chat-refusals.ts) also suppress the chat; a 401 is the
+ * (blocked, kicked, deactivated, no such chat: ./refusals.ts) also suppress the chat; a 401 is the
  * bot's and suppresses nobody. Anything else (a timeout) is retried from the outbox.
  */
 function sendFailure(error: unknown): unknown {

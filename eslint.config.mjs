@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint';
 const io = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:https', 'node:dns', 'node:child_process', 'fs', 'net', 'http', 'https', 'dns', 'child_process'];
 const layer = (name) => [`**/${name}`, `**/${name}/**`, `../${name}`, `../${name}/**`];
 const forbid = (message, ...groups) => ({ group: groups.flat(), message });
+// providers/ by relative path only: `layer('providers')` would also catch core/imports/providers.ts.
+const providersLayer = ['../providers', '../providers/**', '../../providers', '../../providers/**', '../../../providers', '../../../providers/**'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
@@ -22,7 +24,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         paths: io,
         patterns: [forbid('core/ is pure: no I/O, no framework, no other layer.',
-          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'), layer('services'),
+          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), providersLayer,
           ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*', 'pino', '@aws-sdk/*'])],
       }],
     },
@@ -33,7 +35,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [
           forbid('Workflows are deterministic: only core/, @temporalio/workflow and type imports of activities/.',
-            layer('api'), layer('db'), layer('workers'), layer('services'), ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/worker', '@temporalio/activity']),
+            layer('api'), layer('db'), layer('workers'), layer('services'), providersLayer, ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/worker', '@temporalio/activity']),
           // workflows/starts.ts names the client's types for typed starts; the bundle never reaches it.
           { ...forbid('Workflow code never uses the Temporal client.', ['@temporalio/client']), allowTypeImports: true },
           { ...forbid('Workflows see activities only through `import type`.', layer('activities')), allowTypeImports: true },
@@ -61,7 +63,7 @@ export default tseslint.config(
     files: ['db/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), ['@temporalio/*'])],
+        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), providersLayer, ['@temporalio/*'])],
       }],
     },
   },
@@ -73,6 +75,19 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [forbid('services/ builds on core/ and db/; never on the API, activities, workflows or workers.',
           layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*', 'express'])],
+      }],
+    },
+  },
+  {
+    // One folder per vendor (DESIGN.md "Providers"): its client, send adapter, callback parser and status
+    // mapping, all in the vocabulary of core/delivery.ts. Whatever an adapter needs from storage or from
+    // another layer (a workspace's account, the SSRF-safe fetcher) its caller reads and hands in.
+    files: ['providers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('providers/ build on core/, their vendor SDK and node builtins only; the caller hands in anything else.',
+          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), layer('temporal'),
+          ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*'])],
       }],
     },
   },

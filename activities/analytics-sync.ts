@@ -8,9 +8,9 @@ import type { BlobStore } from '../db/blob-store';
 import { advanceAnalyticsSync, findAnalyticsConnection, finishAnalyticsSync, markAnalyticsSyncRunning } from '../db/repositories/analytics-connections';
 import { recordAnalyticsConversions } from '../db/repositories/analytics-conversions';
 import { findAttachment } from '../db/repositories/attachments';
-import { csvConnector } from '../services/analytics/csv';
-import { matomoConnector } from '../services/analytics/matomo';
-import type { PublicFetchOptions } from '../services/public-fetch';
+import { csvConnector } from '../providers/analytics-csv/connector';
+import { matomoConnector } from '../providers/matomo/connector';
+import { exchangePublic, type PublicFetchOptions } from '../services/public-fetch';
 
 export interface AnalyticsSyncDeps {
   db: Sequelize;
@@ -67,7 +67,8 @@ export function createAnalyticsSyncActivities(deps: AnalyticsSyncDeps) {
         currency: connection.currency,
         goalNames: connection.goalNames,
       },
-      deps.fetch,
+      // The fetcher's options (a test's stand-in) win over the connector's own limits, as they always did.
+      (url, request, limits) => exchangePublic(url, request, { ...limits, ...deps.fetch }),
     );
   }
 

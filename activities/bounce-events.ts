@@ -3,7 +3,7 @@ import { envelopeAddresses, type ReturnPathClaims } from '../core/bounces/return
 import { eventOfVerdict, type ParsedReport, refusalVerdict, verdictFor } from '../core/bounces/reports';
 import { findReturnPathMessage, recordEventOnMessage, type RecordOutcome, type Suppress } from '../db/repositories/provider-events';
 import { moveStatus, type Message } from '../db/repositories/messages';
-import type { RefusedRecipient } from './channels/email-channel';
+import type { RefusedRecipient } from '../core/delivery';
 
 /**
  * Bounces and complaints of SMTP mail, recorded through the one recorder of provider events

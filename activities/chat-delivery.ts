@@ -4,8 +4,7 @@ import { isRenderedChat, type RenderedChat } from '../core/message-content';
 import { failMessage } from '../db/repositories/message-delivery';
 import type { Message, RenderedMessage } from '../db/repositories/messages';
 import { findSuppressed, suppressRefusedRecipient } from '../db/repositories/suppressions';
-import { PermanentSendError, type SendReceipt } from './channels/email-channel';
-import { RecipientRefusedError } from './channels/recipient-refused';
+import { PermanentSendError, RecipientRefusedError, type SendReceipt } from '../core/delivery';
 import type { SendObserver } from './send-observer';
 
 /** A chat render, or the fault of ours it would be to find another channel's on a chat message. */

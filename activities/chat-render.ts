@@ -5,7 +5,7 @@ import { htmlToPlainText } from '../core/templates/plain-text';
 import type { Message } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
 import type { TemplateRenderer } from '../services/template-renderer';
-import { PermanentSendError } from './channels/email-channel';
+import { PermanentSendError } from '../core/delivery';
 
 export type ChatChannel = RenderedChat['channel'];
 

@@ -7,7 +7,7 @@ import type { Message, RenderedMessage } from '../db/repositories/messages';
 import type { PaceLimit } from '../db/send-pacer';
 import { pastRetryDeadline, providerRoute, type RetrySettings } from '../core/breaker';
 import type { HandBackWait } from '../db/repositories/dispatch-queue';
-import { PermanentSendError, ProviderUnavailableError, type SendReceipt } from './channels/email-channel';
+import { PermanentSendError, ProviderUnavailableError, type SendReceipt } from '../core/delivery';
 import type { ProviderBreaker } from './provider-breaker';
 import { isTransientDatabaseError } from '../db/sequelize';
 import { untilItHolds } from './database-errors';

@@ -5,7 +5,7 @@ import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { type Keyring, openSecret } from '../core/secrets';
 import { findSigningKey } from '../db/repositories/domains';
-import { PermanentSendError } from './channels/email-channel';
+import { PermanentSendError } from '../core/delivery';
 
 /** A domain's signing key, unsealed: only ever in memory, for the time of one signature. */
 export interface DkimKey {

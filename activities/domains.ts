@@ -7,9 +7,9 @@ import { type DomainStatus, nextDomainStatus, statusEvent, VERIFICATION_WINDOW_M
 import { type Keyring, openSecret } from '../core/secrets';
 import { type DomainRecord, findDomain, findSigningKey, findUnwatchedDomains, isVerifiedElsewhere, saveDomainCheck } from '../db/repositories/domains';
 import { insertPlatformEvent } from '../db/repositories/platform-events';
-import type { SesClients } from './channels/ses-clients';
+import type { SesClients } from '../providers/ses/clients';
 import { createDnsLookup } from './dns-lookup';
-import { createSesDomainIdentities, type SesDomainIdentities } from './ses-domain-identity';
+import { createSesDomainIdentities, type SesDomainIdentities } from '../providers/ses/domain-identity';
 
 export interface DomainActivityDeps {
   db: Sequelize;

@@ -10,10 +10,11 @@ import type { Message, RenderedEmail, RenderedMessage } from '../db/repositories
 import type { PaceLimit } from '../db/send-pacer';
 import { findSuppressed } from '../db/repositories/suppressions';
 import type { MissingAttachment } from '../services/attachment-sources';
-import { type EmailChannel, type OutboundAttachment, type OutboundEmail, PermanentSendError, type SendReceipt } from './channels/email-channel';
+import { type OutboundAttachment, PermanentSendError, type SendReceipt } from '../core/delivery';
+import type { EmailChannel, OutboundEmail } from '../providers/email-channel';
 import { recordRefusals } from './bounce-events';
 import type { Suppress } from '../db/repositories/provider-events';
-import { buildMime } from './channels/mime';
+import { buildMime } from '../providers/mime';
 import type { ChannelDelivery, Prepared } from './delivery';
 import type { SendObserver } from './send-observer';
 

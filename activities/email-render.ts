@@ -11,7 +11,7 @@ import { type TrackedLink, trackHtml } from '../core/tracking/tracked-html';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
 import type { TemplateRenderer } from '../services/template-renderer';
-import { PermanentSendError } from './channels/email-channel';
+import { PermanentSendError } from '../core/delivery';
 
 export interface EmailTracking {
   /** PUBLIC_BASE_URL: where the pixel and click redirects are served. */

@@ -16,17 +16,17 @@ import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
 import { createAttachmentFiles } from '../services/attachment-files';
-import { botApi } from '../services/telegram-bot-api';
+import { botApi } from '../providers/telegram/bot-api';
 import { findAttachments } from '../db/repositories/attachments';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
 import { createAnalyticsSyncActivities } from './analytics-sync';
 import { createAutomationEnrollActivities } from './automation-enroll';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
-import type { EmailChannel } from './channels/email-channel';
-import { createSesChannel } from './channels/ses';
-import { createSesClients, type SesClients } from './channels/ses-clients';
-import { createSmtpChannel } from './channels/smtp';
+import type { EmailChannel } from '../providers/email-channel';
+import { createSesChannel } from '../providers/ses/send';
+import { createSesClients, type SesClients } from '../providers/ses/clients';
+import { createSmtpChannel } from '../providers/smtp/send';
 import { createDkimSigner } from './dkim';
 import { createDomainActivities, domainActivityDeps } from './domains';
 import { createJourneySweeperActivities } from './journey-sweeper';
@@ -35,10 +35,10 @@ import { createEmailDelivery, type EmailDeliveryDeps } from './email-delivery';
 import { createEmailRenderer } from './email-render';
 import { createPacing, emailPaceLimits, type PacingDeps } from './pacing';
 import { createChatRenderer } from './chat-render';
-import { createTelegramChannel } from './channels/telegram-channel';
-import { createWhatsAppChannel } from './channels/whatsapp-channel';
+import { createTelegramChannel } from '../providers/telegram/send';
+import { createWhatsAppChannel } from '../providers/twilio/whatsapp';
 import { createTelegramDelivery } from './telegram-delivery';
-import { createWhatsAppDelivery } from './whatsapp-delivery';
+import { createWhatsAppDelivery, whatsAppAccounts } from './whatsapp-delivery';
 import { createReconcilerActivities } from './reconciler';
 import { createSendObserver } from './send-observer';
 import { createProviderBreaker } from './provider-breaker';
@@ -176,7 +176,7 @@ export function createActivities(deps: ActivityDeps) {
         whatsapp: createWhatsAppDelivery({
           db,
           observer,
-          channel: createWhatsAppChannel({ db, keyring, apiUrl: config.TWILIO_API_URL, publicBaseUrl: config.PUBLIC_BASE_URL }),
+          channel: createWhatsAppChannel({ accounts: whatsAppAccounts(db), keyring, apiUrl: config.TWILIO_API_URL, publicBaseUrl: config.PUBLIC_BASE_URL }),
           render: createChatRenderer(db, templateRenderer, 'whatsapp'),
           ratePerSecond: config.WHATSAPP_RATE_PER_SECOND,
           // Twilio fetches media itself: signed download URLs of the stored files (valid 15 minutes).

@@ -6,8 +6,8 @@ import type { Message } from '../db/repositories/messages';
 import { findTelegramIntegration } from '../db/repositories/telegram';
 import type { PaceLimit } from '../db/send-pacer';
 import type { MissingAttachment } from '../services/attachment-sources';
-import { type OutboundAttachment, PermanentSendError } from './channels/email-channel';
-import type { TelegramChannel } from './channels/telegram-channel';
+import { type OutboundAttachment, PermanentSendError } from '../core/delivery';
+import type { TelegramChannel } from '../providers/telegram/send';
 import { chatRenderOf, suppressingRefusals, unsuppressedRecipient } from './chat-delivery';
 import type { ChannelDelivery } from './delivery';
 import { telegramPaceLimits } from './pacing';
@@ -27,7 +27,7 @@ export interface TelegramDeliveryDeps {
 /**
  * Telegram on the delivery path: the chat id the message was accepted for, its rendered text and its
  * files, sent as the workspace's bot. Every part (text, then each file) keeps the bot's 30/s and the chat's
- * 1/s, and parts already sent are never sent again (telegram-channel.ts, PartProgress).
+ * 1/s, and parts already sent are never sent again (providers/telegram/send.ts, PartProgress).
  */
 export function createTelegramDelivery(deps: TelegramDeliveryDeps): ChannelDelivery {
   const { db } = deps;

@@ -2,9 +2,9 @@ import type { Sequelize } from 'sequelize';
 import type { AttachmentRef } from '../core/attachments';
 import { whatsAppContentOf } from '../core/message-content';
 import type { Message } from '../db/repositories/messages';
-import { findTwilioIntegration } from '../db/repositories/twilio';
-import { PermanentSendError } from './channels/email-channel';
-import type { WhatsAppChannel, WhatsAppContent as OutboundContent } from './channels/whatsapp-channel';
+import { PermanentSendError } from '../core/delivery';
+import { findTwilioIntegration, insideServiceWindow } from '../db/repositories/whatsapp';
+import type { WhatsAppAccounts, WhatsAppChannel, WhatsAppContent as OutboundContent } from '../providers/twilio/whatsapp';
 import { chatRenderOf, suppressingRefusals, unsuppressedRecipient } from './chat-delivery';
 import type { ChannelDelivery } from './delivery';
 import { whatsAppPaceLimits } from './pacing';
@@ -19,6 +19,14 @@ export interface WhatsAppDeliveryDeps {
   /** Messages per second Twilio takes from one WhatsApp sender (WHATSAPP_RATE_PER_SECOND). */
   ratePerSecond: number;
   observer: SendObserver;
+}
+
+/** The workspaces' Twilio accounts and service windows, as the WhatsApp channel reads them. */
+export function whatsAppAccounts(db: Sequelize): WhatsAppAccounts {
+  return {
+    find: (workspaceId) => findTwilioIntegration(db, workspaceId),
+    insideServiceWindow: (workspaceId, phone, now) => insideServiceWindow(db, workspaceId, phone, now),
+  };
 }
 
 /**

@@ -17,7 +17,7 @@ import { suppressAddresses } from '../db/repositories/suppressions';
 import { findTemplateByIdOrName } from '../db/repositories/templates';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
-import { botApi } from '../services/telegram-bot-api';
+import { botApi } from '../providers/telegram/bot-api';
 import type { TemplateRenderer } from '../services/template-renderer';
 import { journeyControl } from '../workflows/starts';
 import { callbackRoutes } from './callbacks/routes';

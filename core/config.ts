@@ -196,7 +196,7 @@ export const configSchema = z.object({
     .transform((value) => value.split(',').map((server) => server.trim()).filter(Boolean)),
   /**
    * The base of every Twilio REST call (account checks, WhatsApp sends): Twilio itself by default; tests and
-   * self-hosters point it at a stand-in (services/twilio-client.ts says how the client is redirected).
+   * self-hosters point it at a stand-in (providers/twilio/client.ts says how the client is redirected).
    */
   TWILIO_API_URL: z.url().default('https://api.twilio.com'),
   INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),

@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
 import { type Keyring, macKeys, openSecret } from '../../core/secrets';
-import { inboundChatOf, secretTokenMatches, type WebhookSecretTokens, webhookSecretTokens } from '../../core/telegram-updates';
+import { inboundChatOf, secretTokenMatches, type WebhookSecretTokens, webhookSecretTokens } from '../../providers/telegram/updates';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTelegramIntegration, linkTelegramIdentity, listTelegramWebhookSecrets, recordInboundChat } from '../../db/repositories/telegram';
 import { startToken, telegramLinkTokens } from '../../core/telegram-link-token';
@@ -60,7 +60,7 @@ function isLegacySecret(deps: TelegramCallbackDeps, secrets: WebhookSecretTokens
  * `PUT /integrations/telegram` with a secret token that Telegram sends back in
  * X-Telegram-Bot-Api-Secret-Token. Anyone can post to this URL, so nothing is believed before that token
  * matches; an unknown workspace is refused the same way, so the answer tells nothing about who has a bot.
- * A made-up token is refused before anything is read (core/telegram-updates.ts, webhookSecretTokens).
+ * A made-up token is refused before anything is read (providers/telegram/updates.ts, webhookSecretTokens).
  * The chat is recorded before the 200: Telegram retries an update that was not answered 2xx, so a
  * failure to record it is retried rather than lost.
  */

@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import twilio from 'twilio';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
-import { twilioStatusEvent } from '../../core/twilio-status';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
-import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/twilio';
+import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/whatsapp';
+import { type TwilioForm, twilioInboundOf, twilioSignatureValid, twilioStatusOf } from '../../providers/twilio/callbacks';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
@@ -25,8 +23,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Twilio's reply to an inbound message is TwiML; an empty response sends nothing back to the customer. */
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
-
-const field = (body: Record<string, unknown>, name: string): string => (typeof body[name] === 'string' ? body[name] : '');
 
 /**
  * `POST /callbacks/twilio/:workspaceId/status` (message statuses) and `/inbound` (customers' messages).
@@ -47,13 +43,13 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     insuranceLimiter: new RateLimiterMemory({ keyPrefix: 'rl:parked:twilio:local', points: deps.parkedPerHour, duration: 3_600 }),
   });
 
-  async function verified(req: Request): Promise<{ workspaceId: string; body: Record<string, unknown> }> {
+  async function verified(req: Request): Promise<{ workspaceId: string; body: TwilioForm }> {
     const workspaceId = String(req.params.workspaceId);
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = (req.body ?? {}) as TwilioForm;
     const integration = UUID.test(workspaceId) ? await findTwilioIntegration(deps.db, workspaceId) : null;
     const signature = req.get('x-twilio-signature') ?? '';
     const valid = integration !== null && signature !== ''
-      && twilio.validateRequest(openSecret(deps.keyring, { workspaceId, column: 'twilio_integrations.auth_token' }, integration.authTokenSealed), signature, `${base}${req.originalUrl}`, body);
+      && twilioSignatureValid(openSecret(deps.keyring, { workspaceId, column: 'twilio_integrations.auth_token' }, integration.authTokenSealed), signature, `${base}${req.originalUrl}`, body);
     if (!valid) {
       req.log.warn({ workspaceId }, 'Twilio callback refused: signature not valid');
       throw new AppError('forbidden', 'The X-Twilio-Signature does not verify', { need: 'X-Twilio-Signature' });
@@ -63,11 +59,7 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
 
   app.post('/callbacks/twilio/:workspaceId/status', form, async (req, res) => {
     const { workspaceId, body } = await verified(req);
-    const status = field(body, 'MessageStatus');
-    const event = twilioStatusEvent(status);
-    const messageSid = field(body, 'MessageSid');
-    // Twilio's ErrorCode on failed/undelivered statuses (21610, 63016, ...: core/chat-refusals.ts).
-    const errorCode = /^\d{1,6}$/.test(field(body, 'ErrorCode')) ? Number(field(body, 'ErrorCode')) : null;
+    const { status, event, messageSid, errorCode } = twilioStatusOf(body);
     if (event && messageSid) {
       const at = new Date();
       const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at, errorCode);
@@ -91,16 +83,16 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
 
   app.post('/callbacks/twilio/:workspaceId/inbound', form, async (req, res) => {
     const { workspaceId, body } = await verified(req);
-    const phone = parseE164(field(body, 'From').replace(/^whatsapp:/, ''));
-    if (phone) {
-      await recordInbound(deps.db, workspaceId, phone, new Date());
-      const providerMessageId = field(body, 'MessageSid') || null;
+    const inbound = twilioInboundOf(body);
+    if (inbound) {
+      await recordInbound(deps.db, workspaceId, inbound.from, new Date());
+      const { providerMessageId } = inbound;
       await insertPlatformEventOnce(
         deps.db,
         workspaceId,
         {
           type: 'message.received',
-          data: { channel: 'whatsapp', from: phone, text: field(body, 'Body') || null, media: Number(field(body, 'NumMedia')) || 0, providerMessageId },
+          data: { channel: 'whatsapp', from: inbound.from, text: inbound.text, media: inbound.media, providerMessageId },
         },
         // Twilio names every inbound message; one without a name cannot be told from a repeat, so it stands alone.
         providerMessageId ?? randomUUID(),

@@ -111,7 +111,7 @@ export function createInboxSending(deps: { db: Sequelize; checks: SendChecks; in
         inboxId: inbox.id,
         threadId: out.threadId,
         messageId: message.id,
-        // The Message-ID activities/channels/mime.ts writes, without its brackets.
+        // The Message-ID providers/mime.ts writes, without its brackets.
         messageIdHeader: `${message.id}@${domainOf(draft.from.address)}`,
         inReplyTo: out.inReplyTo,
         references: out.references,

@@ -8,7 +8,7 @@ import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { htmlToPlainText } from '../../core/templates/plain-text';
 import { acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
 import { findTelegramIntegration } from '../../db/repositories/telegram';
-import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
+import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/whatsapp';
 import type { AcceptedAttachments } from '../../services/attachment-sources';
 import type { SendChecks } from '../emails/draft';
 import { type Quota, quotaRefusal, type Sender, type SendOutcome } from '../emails/service';

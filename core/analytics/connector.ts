@@ -2,7 +2,7 @@
  * The analytics connector (issue 18): where conversions measured by an analytics product come from. A
  * connector reads one page at a time, so a sync can commit each page with its cursor and resume after a
  * restart; it only reads, recording is the sync's (activities/analytics-sync.ts). Implementations:
- * Matomo's Reporting HTTP API (services/analytics/matomo.ts) and an uploaded CSV (services/analytics/csv.ts).
+ * Matomo's Reporting HTTP API (providers/matomo/connector.ts) and an uploaded CSV (providers/analytics-csv/connector.ts).
  */
 
 /** Who converted, as the analytics product knows them: an email address or one of our contact ids. */

@@ -1,4 +1,4 @@
-import type { ProviderEvent } from '../ses-events';
+import type { ProviderEvent } from '../delivery';
 
 /**
  * Bounce and complaint mail, as it reaches a VERP return path, read into what it says about the recipient

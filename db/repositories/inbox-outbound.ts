@@ -9,7 +9,7 @@ export interface InboxOutRow {
   threadId: string;
   /** The messages row carrying it. */
   messageId: string;
-  /** `<messageId>@<from domain>` without brackets: the Message-ID activities/channels/mime.ts writes. */
+  /** `<messageId>@<from domain>` without brackets: the Message-ID providers/mime.ts writes. */
   messageIdHeader: string;
   inReplyTo: string | null;
   references: string[];

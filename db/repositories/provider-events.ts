@@ -1,8 +1,8 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { type ProviderEvent, recipientsOfMessage } from '../../core/ses-events';
+import { type ProviderEvent, recipientsOfMessage } from '../../core/delivery';
 import { insertMessageEvent, touchEngagement } from './message-events';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
-import { replayTwilioStatus } from './twilio';
+import { replayTwilioStatus } from './whatsapp';
 
 export type Suppress = (
   workspaceId: string,
@@ -170,7 +170,7 @@ export async function matchParkedEvents(
 
 /**
  * How a parked event of each provider is recorded: SES notifications (the default) through
- * `recordProviderEvent`, Twilio statuses through their own recorder (twilio.ts, parkTwilioStatus).
+ * `recordProviderEvent`, Twilio statuses through their own recorder (whatsapp.ts, parkTwilioStatus).
  */
 const RECORDERS: Record<string, (db: Sequelize, suppress: Suppress, row: ParkedRow) => Promise<RecordOutcome>> = {
   twilio: (db, _suppress, row) => replayTwilioStatus(db, row.event),

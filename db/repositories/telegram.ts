@@ -1,5 +1,5 @@
 import { QueryTypes, type Sequelize, UniqueConstraintError } from 'sequelize';
-import type { InboundChat } from '../../core/telegram-updates';
+import type { InboundChat } from '../../core/delivery';
 
 /** A workspace's bot. The token and the webhook's secret token stay sealed; the API never shows either. */
 export interface TelegramIntegrationRecord {

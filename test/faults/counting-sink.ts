@@ -45,7 +45,7 @@ interface SmtpError extends Error {
 
 const refusal = (code: number, text: string): SmtpError => Object.assign(new Error(text), { responseCode: code });
 
-/** `<id@domain>` as activities/channels/mime.ts writes it. */
+/** `<id@domain>` as providers/mime.ts writes it. */
 function messageIdOf(raw: string): string {
   const header = /^message-id:\s*<([^@>]+)@/im.exec(raw.slice(0, raw.search(/\r?\n\r?\n/) + 1 || raw.length));
   return header ? header[1] : 'unknown';

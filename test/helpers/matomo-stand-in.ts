@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MatomoVisit } from '../../core/analytics/matomo-visits';
+import type { MatomoVisit } from '../../providers/matomo/visits';
 
 /** A call the stand-in got: the query (method, paging, dates) and whether the token came in the body. */
 export interface MatomoCall {

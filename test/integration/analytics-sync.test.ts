@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import { createAnalyticsSyncActivities } from '../../activities/analytics-sync';
-import type { MatomoVisit } from '../../core/analytics/matomo-visits';
+import type { MatomoVisit } from '../../providers/matomo/visits';
 import { configKeyring } from '../../core/config';
 import { taskQueueName } from '../../core/task-queues';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';

@@ -7,7 +7,7 @@ import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
 import { sealSecret } from '../../core/secrets';
 import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
-import { PermanentSendError } from '../../activities/channels/email-channel';
+import { PermanentSendError } from '../../core/delivery';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace } from '../helpers/factories';

@@ -7,7 +7,7 @@ import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { saveAnalyticsConnection } from '../../db/repositories/analytics-connections';
 import { findValuesToReseal, replaceSealedValues, SEALED_COLUMNS } from '../../db/repositories/sealed-secrets';
 import { saveTelegramIntegration } from '../../db/repositories/telegram';
-import { saveTwilioIntegration } from '../../db/repositories/twilio';
+import { saveTwilioIntegration } from '../../db/repositories/whatsapp';
 import { rotateWebhookSecret } from '../../db/repositories/webhooks';
 import { createSequelize } from '../../db/sequelize';
 import { resealSecrets } from '../../services/secret-reseal';

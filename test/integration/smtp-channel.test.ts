@@ -1,7 +1,8 @@
 import { simpleParser } from 'mailparser';
-import { createSmtpChannel } from '../../activities/channels/smtp';
-import { type OutboundEmail, PermanentSendError } from '../../activities/channels/email-channel';
-import { buildMime } from '../../activities/channels/mime';
+import { createSmtpChannel } from '../../providers/smtp/send';
+import { PermanentSendError } from '../../core/delivery';
+import type { OutboundEmail } from '../../providers/email-channel';
+import { buildMime } from '../../providers/mime';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink';
 
 function email(overrides: Partial<OutboundEmail> = {}): OutboundEmail {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
-import { RecipientRefusedError } from '../../activities/channels/recipient-refused';
-import { createTelegramChannel, type TelegramChannel } from '../../activities/channels/telegram-channel';
+import { PermanentSendError, ProviderUnavailableError, RecipientRefusedError } from '../../core/delivery';
+import { createTelegramChannel, type TelegramChannel } from '../../providers/telegram/send';
 import { configKeyring, loadConfig } from '../../core/config';
 import { sealSecret } from '../../core/secrets';
-import { botApi } from '../../services/telegram-bot-api';
+import { botApi } from '../../providers/telegram/bot-api';
 import { type StandInBot, startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
 
 const keyring = configKeyring(loadConfig(process.env));

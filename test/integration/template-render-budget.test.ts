@@ -1,4 +1,4 @@
-import { PermanentSendError } from '../../activities/channels/email-channel';
+import { PermanentSendError } from '../../core/delivery';
 import { createEmailRenderer } from '../../activities/email-render';
 import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';

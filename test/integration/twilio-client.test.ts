@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTwilioClient } from '../../services/twilio-client';
+import { createTwilioClient } from '../../providers/twilio/client';
 
 describe('the twilio client under TWILIO_API_URL', () => {
   it('a base with a path prefix → every call goes to that host under the prefix, with basic auth', async () => {

@@ -6,7 +6,7 @@ import { listMessageEvents } from '../../db/repositories/message-events';
 import { recordSent } from '../../db/repositories/message-delivery';
 import { findMessage } from '../../db/repositories/messages';
 import { listPlatformEvents } from '../../db/repositories/platform-events';
-import { insideServiceWindow } from '../../db/repositories/twilio';
+import { insideServiceWindow } from '../../db/repositories/whatsapp';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
 import { startTwilioStandIn, type TwilioStandIn } from '../helpers/twilio-stand-in';

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createWhatsAppChannel, type OutboundWhatsApp, type WhatsAppChannel } from '../../activities/channels/whatsapp-channel';
-import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
+import { whatsAppAccounts } from '../../activities/whatsapp-delivery';
+import { createWhatsAppChannel, type OutboundWhatsApp, type WhatsAppChannel } from '../../providers/twilio/whatsapp';
+import { PermanentSendError, ProviderUnavailableError } from '../../core/delivery';
 import { configKeyring } from '../../core/config';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createWorkspace } from '../helpers/factories';
@@ -19,7 +20,7 @@ describe('the WhatsApp channel through the twilio client', () => {
     twilio = await startTwilioStandIn();
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TWILIO_API_URL: twilio.url, PUBLIC_BASE_URL });
     channel = createWhatsAppChannel({
-      db: api.db,
+      accounts: whatsAppAccounts(api.db),
       keyring: configKeyring(api.config),
       apiUrl: api.config.TWILIO_API_URL,
       publicBaseUrl: api.config.PUBLIC_BASE_URL,

@@ -1,9 +1,9 @@
 import { ConnectorError } from '../../core/analytics/connector';
 import { checkCsvHeader, conversionOfCsvRow } from '../../core/analytics/csv-rows';
-import { contactRefOf, conversionsOfVisit, watermarkOf } from '../../core/analytics/matomo-visits';
+import { contactRefOf, conversionsOfVisit, watermarkOf } from '../../providers/matomo/visits';
 import { analyticsSyncWorkflowId, resolveSyncWindow } from '../../core/analytics/sync';
-import { csvConnector } from '../../services/analytics/csv';
-import { matomoEndpoint } from '../../services/analytics/matomo';
+import { csvConnector } from '../../providers/analytics-csv/connector';
+import { matomoEndpoint } from '../../providers/matomo/connector';
 
 const settings = { currency: 'EUR', goalNames: { '2': 'signup' } };
 

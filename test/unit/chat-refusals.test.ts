@@ -1,4 +1,5 @@
-import { telegramRefusal, TWILIO_ERRORS, twilioError } from '../../core/chat-refusals';
+import { TWILIO_ERRORS, twilioError } from '../../core/chat-refusals';
+import { telegramRefusal } from '../../providers/telegram/refusals';
 
 describe('chat refusals: which permanent provider answers suppress the recipient', () => {
   it.each([

@@ -1,5 +1,5 @@
-import { PermanentSendError, ProviderUnavailableError } from '../../activities/channels/email-channel';
-import { classifySmtpFailure } from '../../activities/channels/smtp-errors';
+import { PermanentSendError, ProviderUnavailableError } from '../../core/delivery';
+import { classifySmtpFailure } from '../../providers/smtp/errors';
 import { dispatchWorkflowId, pastRetryDeadline, providerRoute, recoveryBound, routeWorkspace } from '../../core/breaker';
 
 const smtpError = (fields: { code?: string; responseCode?: number; response?: string }, message = 'failed') => Object.assign(new Error(message), fields);

@@ -1,4 +1,5 @@
-import { parseSesNotification, recipientsOfMessage } from '../../core/ses-events';
+import { recipientsOfMessage } from '../../core/delivery';
+import { parseSesNotification } from '../../providers/ses/notifications';
 
 const mail = { messageId: '0100018c-ses-id', timestamp: '2026-11-22T10:00:00.000Z' };
 

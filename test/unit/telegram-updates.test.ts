@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { inboundChatOf, secretTokenMatches, webhookSecretTokens } from '../../core/telegram-updates';
+import { inboundChatOf, secretTokenMatches, webhookSecretTokens } from '../../providers/telegram/updates';
 
 describe('Telegram updates', () => {
   it('a private message gives its chat id, name and time', () => {

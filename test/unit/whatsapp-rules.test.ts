@@ -1,6 +1,6 @@
 import { loadConfig } from '../../core/config';
 import { parseE164 } from '../../core/phone-numbers';
-import { twilioStatusEvent } from '../../core/twilio-status';
+import { chatStatusEvent } from '../../core/delivery';
 
 describe('WhatsApp rules', () => {
   it('a dialable number in E.164 → itself; anything else → null', () => {
@@ -12,13 +12,13 @@ describe('WhatsApp rules', () => {
   });
 
   it('Twilio statuses → sent, delivered, a human open, failed; intermediate ones → nothing', () => {
-    expect(twilioStatusEvent('sent')).toEqual({ type: 'sent', classification: null });
-    expect(twilioStatusEvent('delivered')).toEqual({ type: 'delivered', classification: null });
-    expect(twilioStatusEvent('read')).toEqual({ type: 'open', classification: 'human' });
-    expect(twilioStatusEvent('failed')).toEqual({ type: 'failed', classification: null });
-    expect(twilioStatusEvent('undelivered')).toEqual({ type: 'failed', classification: null });
+    expect(chatStatusEvent('sent')).toEqual({ type: 'sent', classification: null });
+    expect(chatStatusEvent('delivered')).toEqual({ type: 'delivered', classification: null });
+    expect(chatStatusEvent('read')).toEqual({ type: 'open', classification: 'human' });
+    expect(chatStatusEvent('failed')).toEqual({ type: 'failed', classification: null });
+    expect(chatStatusEvent('undelivered')).toEqual({ type: 'failed', classification: null });
     for (const status of ['queued', 'accepted', 'sending', 'receiving', 'received', 'canceled', '']) {
-      expect({ status, event: twilioStatusEvent(status) }).toEqual({ status, event: null });
+      expect({ status, event: chatStatusEvent(status) }).toEqual({ status, event: null });
     }
   });
 

@@ -14,8 +14,8 @@ import {
   saveAnalyticsConnection,
 } from '../../../db/repositories/analytics-connections';
 import { findAttachment } from '../../../db/repositories/attachments';
-import { checkMatomoSite } from '../../../services/analytics/matomo';
-import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../../services/public-fetch';
+import { checkMatomoSite } from '../../../providers/matomo/connector';
+import { checkPublicUrl, exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../../services/public-fetch';
 import { analyticsSyncProgressQuery } from '../../../workflows/analytics-sync';
 import { startAnalyticsSync } from '../../../workflows/starts';
 
@@ -82,7 +82,7 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
       }
       let site: { currency: string | null };
       try {
-        site = await checkMatomoSite(input, deps.fetch);
+        site = await checkMatomoSite(input, (url, request, limits) => exchangePublic(url, request, { ...limits, ...deps.fetch }));
       } catch (error) {
         if (!(error instanceof ConnectorError)) throw error;
         if (error.kind === 'refused') throw fieldError('tokenAuth', error.message);

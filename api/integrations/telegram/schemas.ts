@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BOT_TOKEN } from '../../../services/telegram-bot-api';
+import { BOT_TOKEN } from '../../../providers/telegram/bot-api';
 
 export const SaveTelegramIntegrationBody = z
   .object({

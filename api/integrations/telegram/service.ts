@@ -1,7 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../../core/errors';
 import { type Keyring, macKeys, openSecret, sealSecret } from '../../../core/secrets';
-import { webhookSecretTokens } from '../../../core/telegram-updates';
+import { webhookSecretTokens } from '../../../providers/telegram/updates';
 import {
   deleteTelegramIntegration,
   findTelegramIntegration,
@@ -9,7 +9,7 @@ import {
   telegramBotHeldElsewhere,
   type TelegramIntegrationRecord,
 } from '../../../db/repositories/telegram';
-import { type BotApi, botApiRefusal, deadline } from '../../../services/telegram-bot-api';
+import { type BotApi, botApiRefusal, deadline } from '../../../providers/telegram/bot-api';
 
 /** How long a request waits for each Bot API call. */
 const BOT_API_TIMEOUT_MS = 10_000;

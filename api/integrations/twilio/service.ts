@@ -2,8 +2,8 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../../core/errors';
 import { parseE164 } from '../../../core/phone-numbers';
 import { type Keyring, sealSecret } from '../../../core/secrets';
-import { deleteTwilioIntegration, findTwilioIntegration, saveTwilioIntegration } from '../../../db/repositories/twilio';
-import { createTwilioClient, twilioRefusal } from '../../../services/twilio-client';
+import { deleteTwilioIntegration, findTwilioIntegration, saveTwilioIntegration } from '../../../db/repositories/whatsapp';
+import { createTwilioClient, twilioRefusal } from '../../../providers/twilio/client';
 import type { SaveTwilioIntegrationInput } from './schemas';
 
 export interface TwilioIntegrationServiceDeps {

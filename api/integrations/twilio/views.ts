@@ -1,4 +1,4 @@
-import type { TwilioIntegration } from '../../../db/repositories/twilio';
+import type { TwilioIntegration } from '../../../db/repositories/whatsapp';
 import type { TwilioIntegrationView } from './schemas';
 
 /** The non-secret fields only: the auth token never leaves the database. */

@@ -1,11 +1,8 @@
-import type { Sequelize } from 'sequelize';
 import { twilioError } from '../../core/chat-refusals';
+import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, RecipientRefusedError, type SendReceipt } from '../../core/delivery';
 import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
-import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/twilio';
-import { createTwilioClient, type TwilioClient, twilioRefusal } from '../../services/twilio-client';
-import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
-import { RecipientRefusedError } from './recipient-refused';
+import { createTwilioClient, type TwilioClient, twilioRefusal } from './client';
 
 /**
  * What a WhatsApp message says: free-form text (only inside the customer-service window), or an approved
@@ -26,8 +23,26 @@ export interface OutboundWhatsApp {
   mediaUrls: string[];
 }
 
+/** A workspace's Twilio account, its auth token still sealed (core/secrets.ts). */
+export interface TwilioAccount {
+  accountSid: string;
+  authTokenSealed: string;
+  /** The WhatsApp sender, E.164. */
+  whatsappFrom: string;
+}
+
+/**
+ * What the channel needs to know of a workspace, read from storage by the caller: a provider never reads
+ * the database (activities/whatsapp-delivery.ts, whatsAppAccounts, answers from db/repositories/whatsapp.ts).
+ */
+export interface WhatsAppAccounts {
+  find(workspaceId: string): Promise<TwilioAccount | null>;
+  /** Whether the customer wrote within WhatsApp's 24-hour customer-service window. */
+  insideServiceWindow(workspaceId: string, phone: string, now: Date): Promise<boolean>;
+}
+
 export interface WhatsAppChannelDeps {
-  db: Sequelize;
+  accounts: WhatsAppAccounts;
   keyring: Keyring;
   /** TWILIO_API_URL. */
   apiUrl: string;
@@ -56,12 +71,12 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
 
     /** Sends and answers Twilio's MessageSid. Refusals retrying cannot fix are PermanentSendError; throttling and outages throw to be retried. */
     async send(message: OutboundWhatsApp): Promise<SendReceipt> {
-      const integration = await findTwilioIntegration(deps.db, message.workspaceId);
+      const integration = await deps.accounts.find(message.workspaceId);
       if (!integration) throw new PermanentSendError('The workspace has no Twilio integration (PUT /integrations/twilio)');
       const to = parseE164(message.to);
       if (!to) throw new PermanentSendError(`${message.to} is not a valid E.164 phone number`);
       // WhatsApp itself refuses free-form text outside the window (Twilio error 63016), but only after accepting the send: refuse it first.
-      if (message.content.kind === 'text' && !(await insideServiceWindow(deps.db, message.workspaceId, to, now()))) {
+      if (message.content.kind === 'text' && !(await deps.accounts.insideServiceWindow(message.workspaceId, to, now()))) {
         throw new PermanentSendError(
           'Free-form WhatsApp text can only be sent within 24 hours of the customer\'s last message; outside that window a content template (contentSid) is needed',
         );

@@ -6,7 +6,7 @@ import {
   PutEmailIdentityDkimSigningAttributesCommand,
   type SESv2Client,
 } from '@aws-sdk/client-sesv2';
-import type { SesClients } from './channels/ses-clients';
+import type { SesClients } from './clients';
 
 export interface SesRegistration {
   verifiedForSending: boolean;

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { parseMailboxes } from './addresses';
-import { normaliseEmail } from './identities';
+import type { ProviderEvent } from '../../core/delivery';
 
 /**
- * SES event notifications (as delivered by SNS) turned into this service's event vocabulary. Both SES
+ * SES event notifications (as delivered by SNS) turned into the delivery vocabulary (core/delivery.ts). Both SES
  * formats exist in the wild: identity notifications say `notificationType`, configuration-set event
  * publishing says `eventType`; the payload fields are the same.
  */
@@ -19,13 +18,6 @@ const SesNotification = z.object({
   complaint: z.object({ complainedRecipients: z.array(Recipient), timestamp: z.string().optional() }).optional(),
   delivery: z.object({ recipients: z.array(z.string()), timestamp: z.string().optional() }).optional(),
 });
-
-/** `data`: what the event's source adds to the stored event (a DSN's status code and diagnostic, an ARF's feedback type). */
-export type ProviderEvent =
-  | { type: 'delivered'; providerMessageId: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
-  | { type: 'bounce'; providerMessageId: string; bounceType: 'hard' | 'soft'; detail: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
-  | { type: 'complaint'; providerMessageId: string; recipients: string[]; at: Date | null; data?: Record<string, unknown> }
-  | { type: 'delivery_delayed'; providerMessageId: string; at: Date | null; data?: Record<string, unknown> };
 
 const when = (value: string | undefined) => (value ? new Date(value) : null);
 
@@ -64,30 +56,4 @@ export function parseSesNotification(message: unknown): ProviderEvent | null {
     default:
       return null;
   }
-}
-
-/**
- * Splits the recipients a bounce or complaint names into those the message was sent to (to, cc or bcc,
- * stored as formatted mailboxes like `Ann <ann@x.org>`) and the others. Only the first may be suppressed:
- * a mismatched or forged notification must not suppress addresses the message never went to. Addresses
- * compare case-insensitively, domains in their ASCII form.
- */
-export function recipientsOfMessage(reported: readonly string[], messageRecipients: readonly string[]): { matched: string[]; foreign: string[] } {
-  const sentTo = new Set(messageRecipients.flatMap(comparableAddresses));
-  const matched: string[] = [];
-  const foreign: string[] = [];
-  for (const address of reported) {
-    const comparable = comparableAddresses(address);
-    (comparable.length > 0 && comparable.every((each) => sentTo.has(each)) ? matched : foreign).push(address);
-  }
-  return { matched, foreign };
-}
-
-function comparableAddresses(text: string): string[] {
-  const parsed = parseMailboxes(text);
-  if (!parsed.ok) return [];
-  return parsed.mailboxes.flatMap((mailbox) => {
-    const normalised = normaliseEmail(mailbox.address);
-    return normalised.ok ? [normalised.address] : [];
-  });
 }

@@ -1,8 +1,9 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import { returnPathAddress, type ReturnPathTokens } from '../../core/bounces/return-path';
-import { type EmailChannel, type OutboundEmail, type RefusedRecipient, type SendReceipt } from './email-channel';
-import { classifySmtpFailure } from './smtp-errors';
-import { envelopeRecipients } from './mime';
+import type { RefusedRecipient, SendReceipt } from '../../core/delivery';
+import type { EmailChannel, OutboundEmail } from '../email-channel';
+import { envelopeRecipients } from '../mime';
+import { classifySmtpFailure } from './errors';
 
 interface SmtpError extends Error {
   responseCode?: number;
@@ -128,10 +129,9 @@ export function createSmtpChannel(url: string, returnPaths?: ReturnPathTokens): 
 
   return {
     provider: 'smtp',
-    callsBack: false,
     // A relay accepts or refuses while we wait; what happens after (bounces) comes back as mail to the
     // return path (workflows/bounce-mail.ts), not as a callback.
-    parseEvents: () => [],
+    callsBack: false,
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
       return returnPaths && email.returnPathDomain ? sendApart(email, raw, email.returnPathDomain, returnPaths) : sendTogether(email, raw);
     },

@@ -1,22 +1,6 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-
-/** A chat that wrote to a workspace's bot, as an update tells it. */
-export interface InboundChat {
-  /** Canonical decimal form, as contact identities store a Telegram chat id. */
-  chatId: string;
-  chatType: string;
-  username: string | null;
-  firstName: string | null;
-  title: string | null;
-  at: Date;
-  /** The Bot API's id of the message within its chat. */
-  messageId: number;
-  /** The message's text (a caption for media), if it has one. */
-  text: string | null;
-  /** An edit of an earlier message rather than a new one. */
-  edited: boolean;
-}
+import type { InboundChat } from '../../core/delivery';
 
 const Chat = z.object({
   id: z.number().int().refine((id) => id !== 0),

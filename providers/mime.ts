@@ -1,5 +1,5 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { domainOf, formatMailbox } from '../../core/addresses';
+import { domainOf, formatMailbox } from '../core/addresses';
 import type { OutboundEmail } from './email-channel';
 
 /**

@@ -1,5 +1,5 @@
-import { normaliseEmail } from '../identities';
-import { type AnalyticsConversion, type ContactRef, centsOf, currencyOf, type UtmParameters } from './connector';
+import { normaliseEmail } from '../../core/identities';
+import { type AnalyticsConversion, type ContactRef, centsOf, currencyOf, type UtmParameters } from '../../core/analytics/connector';
 
 /**
  * The conversions in a page of Matomo's `Live.getLastVisitsDetails` (JSON). Each visit carries its

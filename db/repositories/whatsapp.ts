@@ -1,6 +1,6 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { twilioError } from '../../core/chat-refusals';
-import { type TwilioStatusEvent, twilioStatusEvent } from '../../core/twilio-status';
+import { type ChatStatusEvent, chatStatusEvent } from '../../core/delivery';
 import { insertMessageEvent, touchEngagement } from './message-events';
 import { startFallback } from './message-fallback';
 import { findByProviderMessageId, type MessageStatus, moveStatus } from './messages';
@@ -89,7 +89,7 @@ export async function insideServiceWindow(db: Sequelize, workspaceId: string, ph
 }
 
 /** Which statuses a Twilio status may move a message from; later facts never undo earlier ones. */
-const MOVES: Partial<Record<TwilioStatusEvent['type'], { from: MessageStatus[]; to: MessageStatus }>> = {
+const MOVES: Partial<Record<ChatStatusEvent['type'], { from: MessageStatus[]; to: MessageStatus }>> = {
   sent: { from: ['sending'], to: 'sent' },
   delivered: { from: ['sending', 'sent'], to: 'delivered' },
   failed: { from: ['sending', 'sent'], to: 'failed' },
@@ -111,7 +111,7 @@ export async function recordTwilioStatus(
   workspaceId: string,
   messageSid: string,
   status: string,
-  event: TwilioStatusEvent,
+  event: ChatStatusEvent,
   at: Date,
   errorCode: number | null = null,
 ): Promise<'recorded' | 'duplicate' | 'unknown-message'> {
@@ -205,7 +205,7 @@ export async function parkTwilioStatus(
 /** Records a parked Twilio status on its message, if one has its SID now (provider-events.ts replays). */
 export async function replayTwilioStatus(db: Sequelize, stored: unknown): Promise<'recorded' | 'duplicate' | 'unknown-message'> {
   const parked = stored as ParkedTwilioStatus;
-  const event = twilioStatusEvent(parked.status);
+  const event = chatStatusEvent(parked.status);
   // Only statuses that are events are ever parked; anything else is nothing to record.
   if (!event) return 'duplicate';
   return recordTwilioStatus(db, parked.workspaceId, parked.messageSid, parked.status, event, new Date(parked.at), parked.errorCode ?? null);

@@ -1,7 +1,7 @@
-import { parseSesNotification } from '../../core/ses-events';
 import { SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
-import { type EmailChannel, isConnectionFailure, type OutboundEmail, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
-import type { SesClients } from './ses-clients';
+import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, type SendReceipt } from '../../core/delivery';
+import type { EmailChannel, OutboundEmail } from '../email-channel';
+import type { SesClients } from './clients';
 
 /** SES answers that mean the message itself, the sender or the account will not be accepted as it is. */
 const PERMANENT = new Set([
@@ -33,12 +33,8 @@ export interface SesChannelDeps {
 export function createSesChannel(deps: SesChannelDeps): EmailChannel {
   return {
     provider: 'ses',
+    // Its notifications come over SNS to POST /callbacks/ses, read by ./notifications.ts.
     callsBack: true,
-    // The same parser the callback route uses (core/ses-events.ts): the API may not import adapters.
-    parseEvents: (notification) => {
-      const event = parseSesNotification(notification);
-      return event ? [event] : [];
-    },
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
       const client = deps.clients.forRegion(await deps.sendingRegion(email));
       try {

@@ -1,10 +1,8 @@
 import { TelegramError } from 'telegraf';
-import { telegramRefusal } from '../../core/chat-refusals';
+import { telegramRefusal } from './refusals';
 import { type Keyring, openSecret } from '../../core/secrets';
-import type { TelegramIntegrationRecord } from '../../db/repositories/telegram';
-import { type BotApi, botApiRefusal, deadline } from '../../services/telegram-bot-api';
-import { isConnectionFailure, type OutboundAttachment, PermanentSendError, ProviderUnavailableError, type SendReceipt } from './email-channel';
-import { RecipientRefusedError } from './recipient-refused';
+import { isConnectionFailure, type OutboundAttachment, PermanentSendError, ProviderUnavailableError, RecipientRefusedError, type SendReceipt } from '../../core/delivery';
+import { type BotApi, botApiRefusal, deadline } from './bot-api';
 
 /** A Telegram message ready to leave: the chat, the rendered text, the resolved attachments. */
 export interface OutboundTelegramMessage {
@@ -13,6 +11,13 @@ export interface OutboundTelegramMessage {
   /** Plain text, shown exactly as given (see `escapeHtml`). */
   text?: string;
   attachments: OutboundAttachment[];
+}
+
+/** The workspace's bot, as its integration stores it (read by the delivery activity, not here). */
+export interface TelegramBot {
+  workspaceId: string;
+  /** The bot token, sealed under the workspace (core/secrets.ts). */
+  botTokenSealed: string;
 }
 
 export interface TelegramChannelDeps {
@@ -44,7 +49,7 @@ export interface TelegramChannel {
    * The receipt names the first message sent, as `<chat_id>:<message_id>` (a message id is only unique
    * within its chat).
    */
-  send(integration: Pick<TelegramIntegrationRecord, 'workspaceId' | 'botTokenSealed'>, message: OutboundTelegramMessage, progress?: PartProgress): Promise<SendReceipt>;
+  send(integration: TelegramBot, message: OutboundTelegramMessage, progress?: PartProgress): Promise<SendReceipt>;
 }
 
 /** Uploads of up to 50 MB must fit; a send activity's own timeout bounds the whole send. */
@@ -76,7 +81,7 @@ function safeFilename(filename: string): string {
  * bot's route being down: counted by its breaker, the message back in the outbox (docs/delivery.md);
  * every other refusal (400 chat not found, 403 bot blocked or kicked, 401 token revoked, 413 too large)
  * cannot succeed by retrying and fails the message. The refusals that are the recipient's lasting state
- * (blocked, kicked, deactivated, no such chat: core/chat-refusals.ts) also suppress the chat; a 401 is the
+ * (blocked, kicked, deactivated, no such chat: ./refusals.ts) also suppress the chat; a 401 is the
  * bot's and suppresses nobody. Anything else (a timeout) is retried from the outbox.
  */
 function sendFailure(error: unknown): unknown {

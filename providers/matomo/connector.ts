@@ -1,6 +1,5 @@
 import { type AnalyticsConnector, ConnectorError, type ConversionPage, currencyOf, type SyncWindow } from '../../core/analytics/connector';
-import { conversionsOfVisit, type MatomoVisit, watermarkOf } from '../../core/analytics/matomo-visits';
-import { exchangePublic, PublicFetchError, type PublicFetchOptions } from '../public-fetch';
+import { conversionsOfVisit, type MatomoVisit, watermarkOf } from './visits';
 
 /**
  * Matomo's Reporting HTTP API (https://developer.matomo.org/api-reference/reporting-api): the analytics
@@ -15,6 +14,20 @@ export interface MatomoConnection {
   currency: string | null;
   goalNames: Record<string, string>;
 }
+
+/**
+ * How a call reaches the workspace's Matomo: the caller's SSRF-safe exchange (services/public-fetch.ts,
+ * exchangePublic), within the limits given. It rejects before connecting when the URL itself is refused,
+ * with an error whose `reason` says why (`invalid_url`, `not_https`, `blocked_address`, `unresolvable`).
+ */
+export type MatomoExchange = (
+  url: string,
+  request: { body: string; headers: Record<string, string> },
+  limits: { timeoutMs: number; maxBytes: number },
+) => Promise<{ statusCode: number; body: Buffer }>;
+
+/** Reasons of an exchange's rejection that mean the base URL is refused, not that Matomo is down. */
+const REFUSED_URL = new Set(['invalid_url', 'not_https', 'blocked_address', 'unresolvable']);
 
 /** Visits per API call: Matomo's Live API gets slow past a few hundred visits with all their actions. */
 export const MATOMO_PAGE_VISITS = 100;
@@ -35,9 +48,9 @@ const day = (date: Date) => date.toISOString().slice(0, 10);
 
 function failureOf(error: unknown): ConnectorError {
   if (error instanceof ConnectorError) return error;
-  if (error instanceof PublicFetchError) {
-    const refused = ['invalid_url', 'not_https', 'blocked_address', 'unresolvable'].includes(error.reason);
-    return new ConnectorError(refused ? 'refused' : 'unavailable', `Matomo could not be reached: ${error.message}`);
+  const reason = (error as { reason?: unknown } | null)?.reason;
+  if (error instanceof Error && typeof reason === 'string') {
+    return new ConnectorError(REFUSED_URL.has(reason) ? 'refused' : 'unavailable', `Matomo could not be reached: ${error.message}`);
   }
   return new ConnectorError('unavailable', `Matomo could not be reached: ${error instanceof Error ? error.message : String(error)}`);
 }
@@ -46,19 +59,19 @@ function failureOf(error: unknown): ConnectorError {
 export async function callMatomo(
   connection: Pick<MatomoConnection, 'baseUrl' | 'tokenAuth'>,
   params: Record<string, string>,
-  fetch: Partial<PublicFetchOptions>,
+  exchange: MatomoExchange,
 ): Promise<unknown> {
   const url = matomoEndpoint(connection.baseUrl);
   for (const [key, value] of Object.entries({ module: 'API', format: 'JSON', ...params })) url.searchParams.set(key, value);
   let answer: { statusCode: number; body: Buffer };
   try {
-    answer = await exchangePublic(
+    answer = await exchange(
       url.toString(),
       {
         body: new URLSearchParams({ token_auth: connection.tokenAuth }).toString(),
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'messaging-analytics/1.0' },
       },
-      { timeoutMs: CALL_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES, ...fetch },
+      { timeoutMs: CALL_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES },
     );
   } catch (error) {
     throw failureOf(error);
@@ -83,8 +96,8 @@ export async function callMatomo(
  * Checks the connection with Matomo (the token opens the site) and answers the site's currency: what
  * PUT /integrations/analytics runs before it stores anything.
  */
-export async function checkMatomoSite(connection: Pick<MatomoConnection, 'baseUrl' | 'tokenAuth' | 'siteId'>, fetch: Partial<PublicFetchOptions>): Promise<{ currency: string | null }> {
-  const site = await callMatomo(connection, { method: 'SitesManager.getSiteFromId', idSite: String(connection.siteId) }, fetch);
+export async function checkMatomoSite(connection: Pick<MatomoConnection, 'baseUrl' | 'tokenAuth' | 'siteId'>, exchange: MatomoExchange): Promise<{ currency: string | null }> {
+  const site = await callMatomo(connection, { method: 'SitesManager.getSiteFromId', idSite: String(connection.siteId) }, exchange);
   return { currency: currencyOf((site as { currency?: unknown } | null)?.currency) };
 }
 
@@ -94,7 +107,7 @@ export async function checkMatomoSite(connection: Pick<MatomoConnection, 'baseUr
  * window's exact times are left out here. A visit still going on when read moves to the end of the order
  * as it gains actions; the next sync, which starts before the cursor, reads it again.
  */
-export function matomoConnector(connection: MatomoConnection, fetch: Partial<PublicFetchOptions>, pageSize = MATOMO_PAGE_VISITS): AnalyticsConnector {
+export function matomoConnector(connection: MatomoConnection, exchange: MatomoExchange, pageSize = MATOMO_PAGE_VISITS): AnalyticsConnector {
   return {
     async fetchConversions(window: SyncWindow, cursor: string | null): Promise<ConversionPage> {
       const offset = cursor === null ? 0 : Number(cursor);
@@ -111,7 +124,7 @@ export function matomoConnector(connection: MatomoConnection, fetch: Partial<Pub
           filter_offset: String(offset),
           filter_sort_order: 'asc',
         },
-        fetch,
+        exchange,
       );
       if (!Array.isArray(answer)) throw new ConnectorError('unavailable', 'Matomo answered visits in an unknown shape');
       const visits = answer as MatomoVisit[];

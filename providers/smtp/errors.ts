@@ -1,4 +1,4 @@
-import { PermanentSendError, ProviderUnavailableError } from './email-channel';
+import { PermanentSendError, ProviderUnavailableError } from '../../core/delivery';
 
 interface SmtpError extends Error {
   code?: string;

@@ -5,20 +5,10 @@ import { listMessageEvents } from '../../db/repositories/message-events';
 import { findMessage, listMessages } from '../../db/repositories/messages';
 import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
-import {
-  EmailListQuery,
-  EmailListSchema,
-  EmailParams,
-  LinkStatListSchema,
-  LinkStatsQuery,
-  MessageStatusSchema,
-  SendEmailBatchBody,
-  SendEmailBatchResultSchema,
-  SendEmailBody,
-  SendResultSchema,
-} from './schemas';
+import { EmailListSchema, LinkStatListSchema, LinkStatsQuery, MessageStatusSchema } from '../http/message-schemas';
+import { emailListRowView, linkStatsView, messageStatusView } from '../http/message-views';
+import { EmailListQuery, EmailParams, SendEmailBatchBody, SendEmailBatchResultSchema, SendEmailBody, SendResultSchema } from './schemas';
 import type { SendOutcome, SendService } from './service';
-import { emailListRowView, linkStatsView, messageStatusView } from './views';
 import { z } from 'zod';
 
 function singleReply(outcome: SendOutcome, idempotencyKey: string): Reply {

@@ -10,7 +10,7 @@ import { findMessage } from '../../db/repositories/messages';
 import type { SendChecks } from '../emails/draft';
 import type { SendEmailInput } from '../emails/schemas';
 import type { Sender, SendOutcome, SendService } from '../emails/service';
-import { messageStatusView } from '../emails/views';
+import { messageStatusView } from '../http/message-views';
 import { createChatAcceptance } from './chat-acceptance';
 import { planFallback } from './fallback';
 import type { SendMessageInput } from './schemas';

@@ -3,6 +3,14 @@ import { type AcceptanceFollowUp, acceptMessages, findAcceptedKey, IdempotencyKe
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import { duplicateOf, type Quota, quotaRefusal, type SendOutcome } from './outcome';
 
+/*
+ * Campaign and journey messages are written elsewhere, on purpose: a campaign reserves its audience's quota
+ * once at its snapshot and writes each page of up to thousands of rows in one set-based statement guarded by
+ * its status (db/repositories/campaign-feed.ts); a journey message takes its id from the enrollment and node
+ * and is written on the journey's clock (db/repositories/journey-messages.ts). Neither has a caller's
+ * idempotency key to answer, and both leave suppressed recipients out before they write.
+ */
+
 /** A message that passed its channel's checks, ready to be written: the last step of every acceptance. */
 export interface ReadyMessage {
   message: NewMessage;

@@ -2,11 +2,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '../..');
-const eslintBin = require.resolve('eslint/bin/eslint.js', { paths: [root] });
+// Its bin is not among the package's exports, so it is named by path (as npm's .bin link does).
+const eslintBin = path.join(root, 'node_modules/eslint/bin/eslint.js');
 
 /** Lints `code` as if it were the file at `file` (relative to the repository), with the project's config. */
 function lint(file: string, code: string): { status: number | null; output: string } {
-  const run = spawnSync(process.execPath, [eslintBin, '--stdin', '--stdin-filename', file, '--format', 'unix'], { cwd: root, input: code, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [eslintBin, '--stdin', '--stdin-filename', file], { cwd: root, input: code, encoding: 'utf8' });
   return { status: run.status, output: run.stdout + run.stderr };
 }
 

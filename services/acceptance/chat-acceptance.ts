@@ -45,8 +45,9 @@ const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId 
  * A WhatsApp or Telegram send of POST /messages, checked in the order email's are (after the idempotency
  * key, which the caller checked): the recipient, the channel's integration, the template, WhatsApp's
  * 24-hour window, the text's length, the attachments (stored last, so a send refused earlier stores
- * nothing), then suppression and quota. The insert is email's single statement (quota reserved and row
- * written together, or neither).
+ * nothing), then suppression and quota. The insert is the one write of every acceptance (write.ts: quota
+ * reserved and row written together, or neither). Drafting refusals throw (POST /messages answers one send);
+ * the write's own answers (quota, a racing duplicate) come back as outcomes.
  */
 export function createChatAcceptance(deps: ChatAcceptanceDeps) {
   const { db, checks } = deps;

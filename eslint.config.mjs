@@ -1,4 +1,5 @@
 // Lint rules, including the dependency rules of DESIGN.md: each folder may import only what its layer allows.
+import path from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -7,6 +8,32 @@ const layer = (name) => [`**/${name}`, `**/${name}/**`, `../${name}`, `../${name
 const forbid = (message, ...groups) => ({ group: groups.flat(), message });
 // providers/ by relative path only: `layer('providers')` would also catch core/imports/providers.ts.
 const providersLayer = ['../providers', '../providers/**', '../../providers', '../../providers/**', '../../../providers', '../../../providers/**'];
+
+// api/<resource>/ never imports another resource's folder: what two resources share lives in api/http/
+// (schemas, views), services/ (use cases such as acceptance) or core/. app.ts and main.ts wire them all.
+const apiShared = new Set(['http']);
+const apiResources = {
+  rules: {
+    'no-sibling-import': {
+      meta: { type: 'problem', schema: [], messages: { sibling: 'api/{{from}}/ may not import api/{{to}}/: move what they share to api/http/, services/ or core/.' } },
+      create(context) {
+        const root = import.meta.dirname;
+        const resourceOf = (file) => {
+          const parts = path.relative(root, file).split(path.sep);
+          return parts[0] === 'api' && parts.length > 2 && !apiShared.has(parts[1]) ? parts[1] : null;
+        };
+        const from = resourceOf(context.filename);
+        const check = (node) => {
+          const source = node.source;
+          if (!from || !source || source.type !== 'Literal' || typeof source.value !== 'string' || !source.value.startsWith('.')) return;
+          const to = resourceOf(path.resolve(path.dirname(context.filename), source.value));
+          if (to && to !== from) context.report({ node: source, messageId: 'sibling', data: { from, to } });
+        };
+        return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+      },
+    },
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
@@ -58,6 +85,11 @@ export default tseslint.config(
         patterns: [forbid('The API starts workflows; it never calls activities or worker code.', layer('activities'), layer('workers'))],
       }],
     },
+  },
+  {
+    files: ['api/*/**/*.ts'],
+    plugins: { 'api-resources': apiResources },
+    rules: { 'api-resources/no-sibling-import': 'error' },
   },
   {
     files: ['db/**/*.ts'],

@@ -12,9 +12,9 @@ import { confirmationTokens } from '../core/confirmation-token';
 import { UNSUBSCRIBE_PATH } from '../core/list-unsubscribe';
 import { macKeys } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
-import { findDomainByName } from '../db/repositories/domains';
 import { suppressAddresses } from '../db/repositories/suppressions';
-import { findTemplateByIdOrName } from '../db/repositories/templates';
+import { createEmailAcceptance } from '../services/acceptance/email-acceptance';
+import { createSendChecks, verifiedDomainCache } from '../services/acceptance/send-checks';
 import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../services/public-fetch';
 import { botApi } from '../providers/telegram/bot-api';
@@ -50,7 +50,6 @@ import { eventRoutes } from './events/routes';
 import { createEventService } from './events/service';
 import { messageRoutes } from './messages/routes';
 import { createMessageService } from './messages/service';
-import { createSendService, type SendChecks } from './emails/service';
 import { apiKeyRoutes } from './api-keys/routes';
 import { createApiKeyService } from './api-keys/service';
 import { attachmentRoutes } from './attachments/routes';
@@ -78,7 +77,6 @@ import { AllowedMethods } from './http/allowed-methods';
 import { authenticate } from './http/auth';
 import { clientLimits } from './http/client-limits';
 import type { KeyCache } from './http/key-cache';
-import { LookupCache } from './http/lookup-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
 import { createOpsAccess } from './http/ops-access';
@@ -241,21 +239,8 @@ export function createApp(deps: AppDeps): Express {
 
   const urlFetch = { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.attachmentFetch };
   const sources = createAttachmentSources({ db, blobs, fetch: urlFetch });
-  // Every send checks its domain; a change of status reaches sends within DOMAIN_CACHE_TTL_MS.
-  const sendingDomains = new LookupCache(async (workspaceAndName) => {
-    const [workspaceId, name] = workspaceAndName.split('/');
-    const domain = await findDomainByName(db, workspaceId, name);
-    return domain?.status === 'verified' ? { defaultFromName: domain.defaultFromName } : null;
-  }, config.DOMAIN_CACHE_TTL_MS);
-  const checks: SendChecks = {
-    verifiedDomain: (workspaceId, name) => sendingDomains.get(`${workspaceId}/${name}`),
-    templateExists: async (workspaceId, idOrName) => {
-      const template = await findTemplateByIdOrName(db, workspaceId, idOrName);
-      return template ? { id: template.id, versionId: template.versionId, hasSubject: Boolean(template.subject?.trim()) } : null;
-    },
-    prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
-  };
-  const emailSends = createSendService({ db, checks });
+  const checks = createSendChecks({ db, sources, verifiedDomain: verifiedDomainCache(db, config.DOMAIN_CACHE_TTL_MS) });
+  const emailSends = createEmailAcceptance({ db, checks });
   emailRoutes(table('Emails'), emailSends, db);
   messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
   const inboxes = createInboxService(db);

@@ -1,5 +1,5 @@
-import { LinkStatListSchema } from '../emails/schemas';
-import { linkStatsView } from '../emails/views';
+import { LinkStatListSchema } from '../http/message-schemas';
+import { linkStatsView } from '../http/message-views';
 import { InputErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import type { EnrollmentService } from './enrollment';

@@ -1,5 +1,5 @@
-import { LinkStatListSchema } from '../emails/schemas';
-import { linkStatsView } from '../emails/views';
+import { LinkStatListSchema } from '../http/message-schemas';
+import { linkStatsView } from '../http/message-views';
 import { InputErrorSchema, QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
 import {

@@ -4,7 +4,7 @@ import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { MAX_HOLDOUT_PERCENT } from '../../core/campaign-holdout';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
-import { AttachmentSourcesSchema } from '../attachments/schemas';
+import { AttachmentSourcesSchema } from '../http/attachment-source-schemas';
 
 const mailbox = z.string().min(1).max(MAX_MAILBOX_CHARS, `At most ${MAX_MAILBOX_CHARS} characters per address`).meta({ pattern: MAILBOX_PATTERN });
 // A subject with a line break would start a new header.

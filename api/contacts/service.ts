@@ -14,7 +14,7 @@ import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '.
 import type { ContactListInput, UpsertContactInput } from './schemas';
 import { createContactExports } from './export';
 import { segmentCondition } from './segment-condition';
-import { upsertContact } from './upsert';
+import { upsertContact } from '../../services/contact-upsert';
 
 /** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
 export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'email_received' | 'note'; at: Date } & Record<string, unknown>;

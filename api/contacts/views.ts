@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { IdentityRecord } from '../../db/repositories/contact-identities';
 import type { ContactRecord } from '../../db/repositories/contacts';
 import type { SuppressionRecord } from '../../db/repositories/suppressions';
-import type { UpsertOutcome } from './upsert';
+import type { UpsertOutcome } from '../../services/contact-upsert';
 import type { ContactDetailSchema, ContactIdentitySchema, ContactSchema, ContactUpsertedSchema } from './schemas';
 
 export function identityView(identity: IdentityRecord): z.infer<typeof ContactIdentitySchema> {

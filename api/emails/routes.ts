@@ -5,20 +5,11 @@ import { listMessageEvents } from '../../db/repositories/message-events';
 import { findMessage, listMessages } from '../../db/repositories/messages';
 import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
-import {
-  EmailListQuery,
-  EmailListSchema,
-  EmailParams,
-  LinkStatListSchema,
-  LinkStatsQuery,
-  MessageStatusSchema,
-  SendEmailBatchBody,
-  SendEmailBatchResultSchema,
-  SendEmailBody,
-  SendResultSchema,
-} from './schemas';
-import type { SendOutcome, SendService } from './service';
-import { emailListRowView, linkStatsView, messageStatusView } from './views';
+import { EmailListSchema, LinkStatListSchema, LinkStatsQuery, MessageStatusSchema } from '../http/message-schemas';
+import { emailListRowView, linkStatsView, messageStatusView } from '../http/message-views';
+import { EmailListQuery, EmailParams, SendEmailBatchBody, SendEmailBatchResultSchema, SendEmailBody, SendResultSchema } from './schemas';
+import type { EmailAcceptance } from '../../services/acceptance/email-acceptance';
+import type { SendOutcome } from '../../services/acceptance/outcome';
 import { z } from 'zod';
 
 function singleReply(outcome: SendOutcome, idempotencyKey: string): Reply {
@@ -61,7 +52,7 @@ function batchItem(outcome: SendOutcome, index: number) {
   }
 }
 
-export function emailRoutes(routes: RouteTable, sends: SendService, db: Sequelize): void {
+export function emailRoutes(routes: RouteTable, sends: EmailAcceptance, db: Sequelize): void {
   routes.post('/emails', 'email:send', {
     summary: 'Send an email (accepted, then sent by a durable workflow)',
     body: SendEmailBody,

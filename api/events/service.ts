@@ -2,7 +2,7 @@ import { AppError } from '../../core/errors';
 import { findContact } from '../../db/repositories/contacts';
 import { acceptEventWithConversion } from '../../services/event-conversions';
 import { type JourneyEventDeps, matchStoredEvent } from '../../services/journey-events';
-import { upsertContact } from '../contacts/upsert';
+import { upsertContact } from '../../services/contact-upsert';
 import type { EventInput } from './schemas';
 
 export type EventAnswer = { status: 202; body: { id: string; triggered: number; goalsCompleted: number } } | { status: 200; body: { id: string; triggered: 0; goalsCompleted: 0; status: 'duplicate' } };

@@ -26,7 +26,8 @@ import {
   UpdateInboxBody,
   UpdateThreadBody,
 } from './schemas';
-import type { InboxSending, InboxSendOutcome } from './sending';
+import type { InboxSendOutcome } from '../../services/acceptance/inbox-acceptance';
+import type { InboxSending } from './sending';
 import type { InboxService } from './service';
 import { emailMessageView, inboxView, threadView } from './views';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AttachmentSourcesSchema } from '../attachments/schemas';
-import { addressList, SubjectSchema } from '../emails/schemas';
+import { AttachmentSourcesSchema } from '../http/attachment-source-schemas';
+import { addressList, SubjectSchema } from '../http/message-schemas';
 import { displayName, offset } from '../http/formats';
 
 /** Bodies of a message written through an inbox: the same bound as a part of POST /emails (under the send body limit). */

@@ -1,61 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
-import { domainOf, formatMailbox, type Mailbox, parseMailboxes } from '../../core/addresses';
+import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
 import { normalizeSubject } from '../../core/inbound/threading';
 import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox-replies';
-import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
-import { requestHash } from '../../core/request-hash';
-import { inboxOutFollowUp } from '../../db/repositories/inbox-outbound';
 import {
   deleteDraft,
   findAnsweredMessage,
   findInboxMessage,
-  findOutboundByMessage,
   type InboxAttachment,
   type InboxMessageRecord,
   insertDraft,
 } from '../../db/repositories/inbox-threads';
 import type { InboxRecord } from '../../db/repositories/inboxes';
-import { acceptMessages, findAcceptedAndSuppressed, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
-import type { DroppedRecipient } from '../../db/repositories/messages';
-import { draftSend, messageOf, recipientAddresses, type SendChecks } from '../emails/draft';
-import type { SendEmailInput } from '../emails/schemas';
-import { quotaRefusal, type Sender } from '../emails/service';
+import type { SendChecks } from '../../services/acceptance/email-draft';
+import { acceptInboxMail, inboxDuplicateOf, type InboxSendOutcome, mailboxOf, type Outgoing } from '../../services/acceptance/inbox-acceptance';
+import type { Sender } from '../../services/acceptance/outcome';
 import type { InboxService } from './service';
 import type { CreateDraftInput, ReplyInput, SendInboxInput } from './schemas';
-
-export type InboxSendOutcome =
-  | { status: 'queued'; id: string; threadId: string; messageId: string; droppedRecipients: DroppedRecipient[] }
-  | { status: 'duplicate'; id: string; threadId: string; messageId: string };
-
-/** One message to accept from an inbox: what POST /emails would take, plus where it goes in the inbox. */
-interface Outgoing {
-  to: string[] | string;
-  cc?: string[] | string;
-  bcc?: string[] | string;
-  subject: string;
-  html?: string;
-  text?: string;
-  attachments?: AttachmentSource[];
-  idempotencyKey: string;
-  threadId: string;
-  /** The draft whose row becomes this message, if any. */
-  draftId?: string;
-  inReplyTo: string | null;
-  references: string[];
-}
 
 const fieldError = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
 
 const lower = (address: string) => address.toLowerCase();
-
-function mailboxOf(value: string): Mailbox | null {
-  const parsed = parseMailboxes(value);
-  return parsed.ok && parsed.mailboxes.length === 1 ? parsed.mailboxes[0] : null;
-}
 
 /** An attachment already stored (a draft's) sent again by its id, as shown in the draft. */
 const storedSources = (attachments: readonly InboxAttachment[]): AttachmentSource[] =>
@@ -72,79 +40,10 @@ export function createInboxSending(deps: { db: Sequelize; checks: SendChecks; in
     return inbox;
   }
 
-  async function duplicateOf(workspaceId: string, messageId: string): Promise<InboxSendOutcome> {
-    const row = await findOutboundByMessage(db, workspaceId, messageId);
-    if (!row || !row.threadId) throw new AppError('conflict', 'This idempotencyKey was used by a send that is not of an inbox');
-    return { status: 'duplicate', id: row.id, threadId: row.threadId, messageId };
-  }
+  const duplicateOf = (workspaceId: string, messageId: string) => inboxDuplicateOf(db, workspaceId, messageId);
 
-  /**
-   * The acceptance of POST /emails (idempotency, recipients, verified sender domain, attachments, suppression,
-   * quota), from the inbox's address and name, with the inbox row, thread and counter in the same statement.
-   * Inbox mail is one-to-one correspondence: no open pixel, links as written, no UTM tags.
-   */
-  async function accept(principal: Sender, inbox: InboxRecord, out: Outgoing): Promise<InboxSendOutcome> {
-    const { workspaceId } = principal;
-    const from = formatMailbox({ name: inbox.displayName, address: inbox.address });
-    const input: SendEmailInput = {
-      to: out.to, cc: out.cc, bcc: out.bcc, from, subject: out.subject, html: out.html, text: out.text, attachments: out.attachments,
-      idempotencyKey: out.idempotencyKey, disableTracking: true, disableUtm: true,
-    };
-    const parsed = parseRecipients(input);
-    const hash = requestHash({ inboxId: inbox.id, threadId: out.threadId, ...input });
-    const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [out.idempotencyKey], recipientAddresses(parsed));
-    const existing = accepted.get(out.idempotencyKey);
-    if (existing) return duplicateOf(workspaceId, existing.id);
-
-    const draft = await draftSend(checks, workspaceId, input, hash, parsed);
-    const discard = () => draft.attachments?.discard().catch(() => undefined);
-    // Inbox mail counts apart from the API's transactional mail in GET /usage's byKind.
-    const quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()), countAs: 'inbox' as const };
-    try {
-      const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
-      const message = { ...made.message, content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references } };
-      const self = lower(inbox.address);
-      const participants = [...new Set([...made.message.to, ...made.message.cc].map((value) => lower(mailboxOf(value)?.address ?? value)))].filter((a) => a !== self);
-      const id = out.draftId ?? randomUUID();
-      const followUp = inboxOutFollowUp({
-        id,
-        inboxId: inbox.id,
-        threadId: out.threadId,
-        messageId: message.id,
-        // The Message-ID providers/mime.ts writes, without its brackets.
-        messageIdHeader: `${message.id}@${domainOf(draft.from.address)}`,
-        inReplyTo: out.inReplyTo,
-        references: out.references,
-        fromAddress: draft.from.address,
-        fromName: draft.from.name,
-        to: message.to,
-        cc: message.cc,
-        bcc: message.bcc,
-        subject: out.subject,
-        html: out.html ?? null,
-        text: out.text ?? null,
-        attachments: draft.attachments?.refs ?? [],
-        normalizedSubject: normalizeSubject(out.subject),
-        participants,
-        newMessage: out.draftId === undefined,
-      });
-      if ((await acceptMessages(db, workspaceId, quota, [message], followUp)) === null) {
-        throw await quotaRefusal(db, workspaceId, quota, message.quotaUnits);
-      }
-      return { status: 'queued', id, threadId: out.threadId, messageId: message.id, droppedRecipients: made.dropped };
-    } catch (error) {
-      if (error instanceof AppError) {
-        await discard();
-        throw error;
-      }
-      if (!(error instanceof IdempotencyKeyTaken)) throw error;
-      // A concurrent request with the same key committed first: answer as it did.
-      await discard();
-      const taken = (await findAcceptedAndSuppressed(db, workspaceId, [out.idempotencyKey], [])).accepted.get(out.idempotencyKey);
-      if (!taken) throw error;
-      return duplicateOf(workspaceId, taken.id);
-    }
-  }
+  /** Inbox mail goes through the one acceptance (services/acceptance/inbox-acceptance.ts). */
+  const accept = (principal: Sender, inbox: InboxRecord, out: Outgoing) => acceptInboxMail({ db, checks }, principal, inbox, out);
 
   /** In-Reply-To, References, subject and recipients of an answer in this thread. */
   async function answering(workspaceId: string, inbox: InboxRecord, threadId: string, replyAll: boolean) {

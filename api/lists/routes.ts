@@ -1,6 +1,6 @@
 import { ValidationErrorSchema } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
-import { NamedUpsertedSchema } from '../tags/schemas';
+import { NamedUpsertedSchema } from '../http/named-upserted-schema';
 import {
   CreateListBody,
   ListDeletedSchema,

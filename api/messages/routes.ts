@@ -1,4 +1,4 @@
-import { MessageStatusSchema } from '../emails/schemas';
+import { MessageStatusSchema } from '../http/message-schemas';
 import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import { MessageAcceptedSchema, MessageParams, SendMessageBody } from './schemas';

@@ -3,8 +3,8 @@ import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { CHANNELS } from '../../core/identities';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { VariablesSchema } from '../../core/variables';
-import { AttachmentSourcesSchema } from '../attachments/schemas';
-import { EmailParams, SubjectSchema } from '../emails/schemas';
+import { AttachmentSourcesSchema } from '../http/attachment-source-schemas';
+import { SubjectSchema } from '../http/message-schemas';
 
 /**
  * The unified send (decisions: Unified messages). `to` is read by the channel: an email address, an E.164
@@ -74,4 +74,4 @@ export const MessageAcceptedSchema = z
   })
   .meta({ id: 'MessageAccepted' });
 
-export const MessageParams = EmailParams;
+export const MessageParams = z.object({ id: z.uuid() });

@@ -7,12 +7,12 @@ import { findAcceptedKey } from '../../db/repositories/message-acceptance';
 import { listMessageEvents } from '../../db/repositories/message-events';
 import { findFallbackMessageId } from '../../db/repositories/message-fallback';
 import { findMessage } from '../../db/repositories/messages';
-import type { SendChecks } from '../emails/draft';
-import type { SendEmailInput } from '../emails/schemas';
-import type { Sender, SendOutcome, SendService } from '../emails/service';
-import { messageStatusView } from '../emails/views';
-import { createChatAcceptance } from './chat-acceptance';
-import { planFallback } from './fallback';
+import { createChatAcceptance } from '../../services/acceptance/chat-acceptance';
+import type { EmailAcceptance } from '../../services/acceptance/email-acceptance';
+import type { SendChecks, SendEmailInput } from '../../services/acceptance/email-draft';
+import { planFallback } from '../../services/acceptance/fallback-plan';
+import type { Sender, SendOutcome } from '../../services/acceptance/outcome';
+import { messageStatusView } from '../http/message-views';
 import type { SendMessageInput } from './schemas';
 import { resolveTarget } from './target';
 
@@ -20,7 +20,7 @@ export interface MessageServiceDeps {
   db: Sequelize;
   checks: SendChecks;
   /** Email's acceptance (POST /emails): email through /messages is the same send, not a copy of it. */
-  emails: SendService;
+  emails: EmailAcceptance;
 }
 
 export type MessageOutcome = SendOutcome & { channel?: string };

@@ -1,5 +1,6 @@
 import { created, ok, type RouteTable } from '../http/route';
-import { CreateTagBody, NamedUpsertedSchema, TagDeletedSchema, TagListSchema, TagParams } from './schemas';
+import { NamedUpsertedSchema } from '../http/named-upserted-schema';
+import { CreateTagBody, TagDeletedSchema, TagListSchema, TagParams } from './schemas';
 import type { TagService } from './service';
 import { tagView } from './views';
 

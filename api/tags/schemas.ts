@@ -1,10 +1,6 @@
 import { z } from 'zod';
 import { text } from '../http/formats';
 
-export const NamedUpsertedSchema = z
-  .object({ id: z.uuid(), name: z.string().describe('As first created'), created: z.boolean() })
-  .meta({ id: 'NamedUpserted', description: 'A tag or list: created (201), or the existing one with that name in any case (200)' });
-
 export const CreateTagBody = z
   .object({
     name: text(100).describe('Unique in the workspace, case-insensitively'),

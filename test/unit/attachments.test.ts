@@ -1,4 +1,4 @@
-import { AttachmentSourcesSchema } from '../../api/attachments/schemas';
+import { AttachmentSourcesSchema } from '../../api/http/attachment-source-schemas';
 import {
   base64DecodedLength,
   contentIdProblem,

@@ -4,7 +4,7 @@ import { isContentRole, type LinkRole } from '../../core/tracking/link-roles';
 import type { LinkClicks } from '../../db/repositories/link-stats';
 import type { MessageEvent } from '../../db/repositories/message-events';
 import type { Message, MessageListItem } from '../../db/repositories/messages';
-import type { EmailClickedLinkSchema, EmailListRowSchema, LinkStatSchema, MessageEngagementSchema, MessageStatusSchema } from './schemas';
+import type { EmailClickedLinkSchema, EmailListRowSchema, LinkStatSchema, MessageEngagementSchema, MessageStatusSchema } from './message-schemas';
 
 function engagementView(message: MessageListItem): z.infer<typeof MessageEngagementSchema> {
   const engagement = message.engagement;

@@ -2,41 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { createGroupBatcher } from '../../core/group-batcher';
-import { type Plan, type PlanName, PLANS, periodKey, quotaExceeded, type UsagePeriod, usagePeriodAt } from '../../core/plans';
+import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
-import { type AcceptedKey, acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
-import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
-import { usedInPeriod } from '../../db/repositories/usage';
-import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks } from './draft';
-import type { SendEmailInput } from './schemas';
+import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
+import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
+import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
+import { type ReadyMessage, writeMessages } from './write';
 
-export type { SendChecks } from './draft';
-
-export interface SendServiceDeps {
+export interface EmailAcceptanceDeps {
   db: Sequelize;
   checks: SendChecks;
 }
-
-export type SendOutcome =
-  | { status: 'accepted'; id: string; droppedRecipients: DroppedRecipient[] }
-  | { status: 'duplicate'; id: string; bodyMismatch: boolean }
-  | { status: 'failed'; error: AppError };
-
-export interface Sender {
-  workspaceId: string;
-  plan: PlanName;
-}
-
-/** A send ready to be written, with the draft it came from (for its attachments, if refused). */
-interface Ready {
-  index: number;
-  draft: Draft;
-  message: NewMessage;
-  dropped: DroppedRecipient[];
-}
-
-export type Quota = { plan: Plan; period: UsagePeriod };
 
 /** What POST /messages adds to an email it accepts: the contact, and content (the rest of a fallback chain). */
 interface Extra {
@@ -47,12 +24,6 @@ interface Extra {
 /** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
 const DRAFT_LANES = 8;
 
-const duplicateOf = (existing: AcceptedKey, hash: string): SendOutcome => ({
-  status: 'duplicate',
-  id: existing.id,
-  bodyMismatch: existing.requestHash !== hash,
-});
-
 function refusal(error: unknown): SendOutcome {
   if (error instanceof AppError) return { status: 'failed', error };
   throw error;
@@ -61,52 +32,11 @@ function refusal(error: unknown): SendOutcome {
 /** A refused send must not leave the files it stored; failing to remove them must not change the answer. */
 const discardAttachments = (draft: Draft) => draft.attachments?.discard().catch(() => undefined);
 
-/** 402 `quota_exceeded` with the period's figures: the answer of every send the plan's quota refuses. */
-export async function quotaRefusal(db: Sequelize, workspaceId: string, quota: Quota, units: number): Promise<AppError> {
-  return quotaExceeded(quota.plan, await usedInPeriod(db, workspaceId, quota.period), units);
-}
-
-export function createSendService({ db, checks }: SendServiceDeps) {
-  const quotaRefusalOf = (principal: Sender, quota: Quota, units: number) => quotaRefusal(db, principal.workspaceId, quota, units);
-
-  /** One send on its own: the exact path, used alone and when a group write cannot settle everyone. */
-  async function writeOne(principal: Sender, quota: Quota, ready: Ready): Promise<SendOutcome> {
-    try {
-      if ((await acceptMessages(db, principal.workspaceId, quota, [ready.message])) !== null) {
-        return { status: 'accepted', id: ready.message.id, droppedRecipients: ready.dropped };
-      }
-      await discardAttachments(ready.draft);
-      return { status: 'failed', error: await quotaRefusalOf(principal, quota, ready.message.quotaUnits) };
-    } catch (error) {
-      if (!(error instanceof IdempotencyKeyTaken)) throw error;
-      // A concurrent request with the same key committed first: answer as it did.
-      await discardAttachments(ready.draft);
-      const key = ready.message.idempotencyKey;
-      const existing = await findAcceptedKey(db, principal.workspaceId, key);
-      if (!existing) throw error;
-      return duplicateOf(existing, ready.draft.hash);
-    }
-  }
-
-  /**
-   * Writes ready sends: all together in one statement when the quota covers them all and no key was
-   * taken meanwhile (the usual case), else one by one in order, so each gets its own exact answer.
-   */
-  async function write(principal: Sender, quota: Quota, ready: Ready[], outcomes: SendOutcome[]): Promise<void> {
-    if (ready.length > 1) {
-      try {
-        const used = await acceptMessages(db, principal.workspaceId, quota, ready.map((item) => item.message));
-        if (used !== null) {
-          for (const item of ready) outcomes[item.index] = { status: 'accepted', id: item.message.id, droppedRecipients: item.dropped };
-          return;
-        }
-      } catch (error) {
-        if (!(error instanceof IdempotencyKeyTaken)) throw error;
-      }
-    }
-    for (const item of ready) outcomes[item.index] = await writeOne(principal, quota, item);
-  }
-
+/**
+ * The acceptance of email (POST /emails, its batch, email through POST /messages): drafting per send
+ * (email-draft.ts), then one lookup and, usually, one write for all (write.ts).
+ */
+export function createEmailAcceptance({ db, checks }: EmailAcceptanceDeps) {
   /**
    * Accepts many sends of one workspace, each on its own (a bad one never stops the others), with one
    * read (idempotency keys and suppressions) and, usually, one write for all. Order of checks per send:
@@ -151,19 +81,20 @@ export function createSendService({ db, checks }: SendServiceDeps) {
 
     // One period for the whole call: the messages' quota_period is the counter they were reserved on.
     const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(new Date()) };
-    const ready: Ready[] = [];
+    const ready: Array<ReadyMessage & { index: number }> = [];
     for (const { index, draft } of drafts) {
       try {
         const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
         const extra = extras[index] ?? {};
         const message = { ...made.message, contactId: extra.contactId ?? null, content: { ...made.message.content, ...extra.content } };
-        ready.push({ index, draft, ...made, message });
+        ready.push({ index, message, hash: draft.hash, dropped: made.dropped, discard: () => discardAttachments(draft) });
       } catch (error) {
         await discardAttachments(draft);
         outcomes[index] = refusal(error);
       }
     }
-    await write(principal, quota, ready, outcomes);
+    const written = await writeMessages(db, workspaceId, quota, ready);
+    ready.forEach((item, position) => (outcomes[item.index] = written[position]));
 
     if (repeats.length) {
       const settled = await acceptMany(
@@ -211,4 +142,4 @@ export function createSendService({ db, checks }: SendServiceDeps) {
   };
 }
 
-export type SendService = ReturnType<typeof createSendService>;
+export type EmailAcceptance = ReturnType<typeof createEmailAcceptance>;

@@ -1,11 +1,32 @@
-import { formatMailbox, type Mailbox } from '../../core/addresses';
+import { type AddressInput, formatMailbox, type Mailbox } from '../../core/addresses';
+import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
 import type { EmailContentInput } from '../../core/message-content';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
-import type { AcceptedAttachments } from '../../services/attachment-sources';
-import { authorizedSender, type VerifiedDomainLookup } from '../../services/sender-authorization';
-import type { SendEmailInput } from './schemas';
+import type { AcceptedAttachments } from '../attachment-sources';
+import { authorizedSender, type VerifiedDomainLookup } from '../sender-authorization';
+
+/**
+ * An email to accept, as POST /emails takes it (api/emails/schemas.ts validates it there); POST /messages,
+ * its fallback steps and inbox mail build one of their own.
+ */
+export interface SendEmailInput {
+  to: AddressInput;
+  cc?: AddressInput;
+  bcc?: AddressInput;
+  replyTo?: AddressInput;
+  from: string;
+  subject?: string;
+  html?: string;
+  text?: string;
+  templateId?: string;
+  variables?: Record<string, unknown>;
+  attachments?: AttachmentSource[];
+  idempotencyKey: string;
+  disableTracking: boolean;
+  disableUtm: boolean;
+}
 
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
 export interface SendChecks {

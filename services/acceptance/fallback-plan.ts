@@ -4,10 +4,8 @@ import type { Channel } from '../../core/identities';
 import { isChatChannel, pickIdentity } from '../../core/message-channels';
 import type { FallbackStep } from '../../core/message-content';
 import { identitiesOf } from '../../db/repositories/contact-identities';
-import { draftSend, messageOf, type SendChecks } from '../emails/draft';
-import type { createChatAcceptance } from './chat-acceptance';
-import type { SendMessageInput } from './schemas';
-import type { Target } from './target';
+import type { ChatSendInput, createChatAcceptance } from './chat-acceptance';
+import { draftSend, messageOf, type SendChecks, type SendEmailInput } from './email-draft';
 
 type DraftChat = ReturnType<typeof createChatAcceptance>['draftChat'];
 
@@ -15,12 +13,23 @@ function chainError(message: string): AppError {
   return AppError.validation({ formErrors: [], fieldErrors: { fallbackChain: [message] } });
 }
 
-export interface FallbackPlanDeps {
+/** A send with a fallback chain: each step a channel, or a channel and its address. */
+export interface FallbackInput extends ChatSendInput {
+  fallbackChain?: ReadonlyArray<Channel | { channel: Channel; to?: string }>;
+}
+
+/** The first channel of the send and its contact (api/messages/target.ts resolves them). */
+export interface FirstTarget {
+  channel: Channel;
+  contactId: string | null;
+}
+
+export interface FallbackPlanDeps<I extends FallbackInput> {
   db: Sequelize;
   checks: SendChecks;
   draftChat: DraftChat;
   /** The /messages body as POST /emails' input for an address (api/messages/service.ts). */
-  emailInputOf: (input: SendMessageInput, to: string) => Parameters<typeof draftSend>[2];
+  emailInputOf: (input: I, to: string) => SendEmailInput;
 }
 
 /**
@@ -31,7 +40,7 @@ export interface FallbackPlanDeps {
  * fallback carries the first message's files. A step's address is its `to`, else the contact's primary
  * verified identity with consent on that channel.
  */
-export async function planFallback(deps: FallbackPlanDeps, workspaceId: string, input: SendMessageInput, first: Target, hash: string): Promise<FallbackStep[]> {
+export async function planFallback<I extends FallbackInput>(deps: FallbackPlanDeps<I>, workspaceId: string, input: I, first: FirstTarget, hash: string): Promise<FallbackStep[]> {
   const chain = (input.fallbackChain ?? []).map((step) => (typeof step === 'string' ? { channel: step, to: undefined } : step));
   const seen = new Set<Channel>([first.channel]);
   const identities = first.contactId && chain.some((step) => !step.to) ? await identitiesOf(deps.db, workspaceId, [first.contactId]) : [];

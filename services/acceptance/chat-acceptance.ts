@@ -6,13 +6,28 @@ import { CHAT_LIMITS, type ChatChannelName } from '../../core/message-channels';
 import type { ChatContentInput } from '../../core/message-content';
 import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { htmlToPlainText } from '../../core/templates/plain-text';
-import { acceptMessages, findAcceptedAndSuppressed, findAcceptedKey, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
+import type { AttachmentSource } from '../../core/attachments';
+import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
 import { findTelegramIntegration } from '../../db/repositories/telegram';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/whatsapp';
-import type { AcceptedAttachments } from '../../services/attachment-sources';
-import type { SendChecks } from '../emails/draft';
-import { type Quota, quotaRefusal, type Sender, type SendOutcome } from '../emails/service';
-import type { SendMessageInput } from './schemas';
+import type { AcceptedAttachments } from '../attachment-sources';
+import type { SendChecks } from './email-draft';
+import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
+import { writeOne } from './write';
+
+/** A WhatsApp or Telegram send as POST /messages takes it (api/messages/schemas.ts validates it there). */
+export interface ChatSendInput {
+  html?: string;
+  text?: string;
+  templateId?: string;
+  variables?: Record<string, unknown>;
+  attachments?: AttachmentSource[];
+  contentSid?: string;
+  contentVariables?: Record<string, string>;
+  idempotencyKey: string;
+  /** Only whether there is one matters here (fallback-plan.ts reads the steps). */
+  fallbackChain?: readonly unknown[];
+}
 
 export interface ChatAcceptanceDeps {
   db: Sequelize;
@@ -30,8 +45,9 @@ const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId 
  * A WhatsApp or Telegram send of POST /messages, checked in the order email's are (after the idempotency
  * key, which the caller checked): the recipient, the channel's integration, the template, WhatsApp's
  * 24-hour window, the text's length, the attachments (stored last, so a send refused earlier stores
- * nothing), then suppression and quota. The insert is email's single statement (quota reserved and row
- * written together, or neither).
+ * nothing), then suppression and quota. The insert is the one write of every acceptance (write.ts: quota
+ * reserved and row written together, or neither). Drafting refusals throw (POST /messages answers one send);
+ * the write's own answers (quota, a racing duplicate) come back as outcomes.
  */
 export function createChatAcceptance(deps: ChatAcceptanceDeps) {
   const { db, checks } = deps;
@@ -47,7 +63,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
    * The checks of a chat send that need nothing stored: the recipient, the integration, the template, the
    * text's length, and (for the first channel) WhatsApp's 24-hour window. Returns the content to store.
    */
-  async function draftChat(workspaceId: string, channel: ChatChannelName, given: string, input: SendMessageInput, options: { window: boolean }) {
+  async function draftChat(workspaceId: string, channel: ChatChannelName, given: string, input: ChatSendInput, options: { window: boolean }) {
     const normalised = NORMALISE[channel](given);
     if (!normalised.ok) throw fieldError('to', normalised.reason);
     const to = normalised.address;
@@ -81,7 +97,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
     principal: Sender,
     channel: ChatChannelName,
     target: { to: string; contactId: string | null },
-    input: SendMessageInput,
+    input: ChatSendInput,
     hash: string,
     extraContent: Record<string, unknown> = {},
   ): Promise<SendOutcome> {
@@ -96,7 +112,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
       const earlier = accepted.get(input.idempotencyKey);
       if (earlier) {
         await discard();
-        return { status: 'duplicate', id: earlier.id, bodyMismatch: earlier.requestHash !== hash };
+        return duplicateOf(earlier, hash);
       }
       const reason = suppressed.get(to);
       if (reason) {
@@ -104,9 +120,8 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
         throw new AppError('suppressed', `${to} is suppressed on ${channel} (${reason})`, { droppedRecipients });
       }
       const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(now()) };
-      const id = randomUUID();
       const message = {
-        id,
+        id: randomUUID(),
         kind: 'transactional' as const,
         channel,
         idempotencyKey: input.idempotencyKey,
@@ -123,15 +138,10 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
         quotaPeriod: periodKey(quota.period),
         droppedRecipients: [],
       };
-      if ((await acceptMessages(db, workspaceId, quota, [message])) === null) throw await quotaRefusal(db, workspaceId, quota, 1);
-      return { status: 'accepted', id, droppedRecipients: [] };
+      return await writeOne(db, workspaceId, quota, { message, hash, dropped: [], discard });
     } catch (error) {
       await discard();
-      if (!(error instanceof IdempotencyKeyTaken)) throw error;
-      // A concurrent request with the same key committed first: answer as it did.
-      const existing = await findAcceptedKey(db, workspaceId, input.idempotencyKey);
-      if (!existing) throw error;
-      return { status: 'duplicate', id: existing.id, bodyMismatch: existing.requestHash !== hash };
+      throw error;
     }
   }
 

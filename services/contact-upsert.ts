@@ -1,19 +1,27 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { type AttributePlan, type DeclaredIdentity, planAttributes, planIdentities } from '../../core/contact-upsert';
-import { fieldsByKey } from '../../core/custom-fields';
-import { AppError } from '../../core/errors';
-import { CHANNELS, normaliseAddress } from '../../core/identities';
+import { type AttributePlan, type DeclaredIdentity, planAttributes, planIdentities } from '../core/contact-upsert';
+import { fieldsByKey } from '../core/custom-fields';
+import { AppError } from '../core/errors';
+import { type Channel, CHANNELS, type Consent, normaliseAddress } from '../core/identities';
 import {
   demoteIdentities,
   findIdentityOwners,
   identitiesOf,
   insertIdentities,
   updateIdentities,
-} from '../../db/repositories/contact-identities';
-import { insertContact, lockContact, mergeContactAttributes } from '../../db/repositories/contacts';
-import { listCustomFields } from '../../db/repositories/custom-fields';
-import { findSuppressed } from '../../db/repositories/suppressions';
-import type { UpsertContactInput } from './schemas';
+} from '../db/repositories/contact-identities';
+import { insertContact, lockContact, mergeContactAttributes } from '../db/repositories/contacts';
+import { listCustomFields } from '../db/repositories/custom-fields';
+import { findSuppressed } from '../db/repositories/suppressions';
+
+/**
+ * A contact as POST /contacts declares it (api/contacts/schemas.ts validates it); the events API upserts
+ * the contact of an email it has never seen through the same use case.
+ */
+export interface UpsertContactInput {
+  identities: Array<{ channel: Channel; address: string; consent?: Consent; verified?: boolean; isPrimary?: boolean }>;
+  attributes?: Record<string, unknown>;
+}
 
 export interface UpsertOutcome {
   id: string;

@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { isAppError } from '../core/errors';
 import { type EmailContent, emailContentOf } from '../core/message-content';
-import { referenceHeaders } from '../core/inbox-replies';
+import { referenceHeaders } from '../core/inbox/replies';
 import { htmlToPlainText } from '../core/templates/plain-text';
 import type { RenderedTemplate } from '../core/templates/render';
 import { defaultUtm } from '../core/tracking/link-urls';

@@ -46,7 +46,7 @@ import { createProviderEventActivities, emailSuppress } from './provider-events'
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
-import { createInboundMailActivities } from './inbound-mail';
+import { createInboundMailActivities } from './inbox-mail';
 import { createImportActivities, type ImportSettings } from './imports';
 import { returnPathTokens } from '../core/bounces/return-path';
 import { createBounceMailActivities } from './bounce-mail';

@@ -11,7 +11,7 @@ import { createTemplateRenderer, templateRendererOptions } from '../services/tem
 import { startSingletons } from '../workflows/starts';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';
-import { runInboundDispatcher } from './inbound-dispatcher';
+import { runInboundDispatcher } from './inbox/dispatcher';
 import { registerMemoryMetrics, writeHeapSnapshotsOnSignal } from './memory-diagnostics';
 import { startMetricsServer } from './metrics-server';
 import { runWebhookDispatcher } from './webhook-dispatcher';

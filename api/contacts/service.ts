@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { INBOUND_CONTACT_EVENTS } from '../../core/inbound/contact-events';
+import { INBOUND_CONTACT_EVENTS } from '../../core/inbox/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';

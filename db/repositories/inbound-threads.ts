@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { InboundAuthResults, SenderMark } from '../../core/inbound/auth-results';
-import type { SubjectCandidate } from '../../core/inbound/threading';
+import type { InboundAuthResults, SenderMark } from '../../core/inbox/auth-results';
+import type { SubjectCandidate } from '../../core/inbox/threading';
 
 /**
  * The inbound-mail workflow's reads and writes: the accepted row it processes, the earlier messages and

@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import { inLanes } from '../core/lanes';
-import { claimUnstartedInbound, markInboundStarted } from '../db/repositories/inbound-outbox';
-import { startInboundMailWorkflow } from '../workflows/starts';
+import { inLanes } from '../../core/lanes';
+import { claimUnstartedInbound, markInboundStarted } from '../../db/repositories/inbox-outbox';
+import { startInboundMailWorkflow } from '../../workflows/starts';
 
 export interface InboundDispatcherOptions {
   db: Sequelize;

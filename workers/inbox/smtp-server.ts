@@ -4,19 +4,19 @@ import type { DNSResolver } from 'mailauth';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
-import { parseMailboxes } from '../core/addresses';
-import { headerBlockOf, headerValue } from '../core/inbound/header-block';
-import { ByteBudget } from '../core/inbound/byte-budget';
-import { decideSender } from '../core/inbound/rules';
-import type { BlobStore } from '../db/blob-store';
-import { inboundStorageUsed } from '../db/repositories/inbound-storage';
-import { returnPathTokenOf } from '../core/bounces/return-path';
-import { acceptInboundMail, type AcceptedInboundMessage, type AcceptedRecipient } from './inbound-acceptance';
-import type { BounceIntake } from './inbound-bounces';
-import { InboundAdmission } from './inbound-admission';
-import type { InboundLimits } from './inbound-limits';
-import { RecipientDirectory } from './inbound-recipients';
-import { spoolData, type SpoolOutcome } from './inbound-spool';
+import { parseMailboxes } from '../../core/addresses';
+import { headerBlockOf, headerValue } from '../../core/inbox/header-block';
+import { ByteBudget } from '../../core/inbox/byte-budget';
+import { decideSender } from '../../core/inbox/rules';
+import type { BlobStore } from '../../db/blob-store';
+import { inboundStorageUsed } from '../../db/repositories/inbox-storage';
+import { returnPathTokenOf } from '../../core/bounces/return-path';
+import { acceptInboundMail, type AcceptedInboundMessage, type AcceptedRecipient } from './acceptance';
+import type { BounceIntake } from './bounces';
+import { InboundAdmission } from './admission';
+import type { InboundLimits } from './limits';
+import { RecipientDirectory } from './recipients';
+import { spoolData, type SpoolOutcome } from './spool';
 
 export interface InboundSmtpOptions {
   db: Sequelize;
@@ -24,9 +24,9 @@ export interface InboundSmtpOptions {
   resolver: DNSResolver;
   /** Our name in the greeting and in the authentication results (INBOUND_MX_HOST). */
   mxHost: string;
-  /** workers/inbound-limits.ts: `inboundLimits(config)`, which tests narrow. */
+  /** workers/inbox/limits.ts: `inboundLimits(config)`, which tests narrow. */
   limits: InboundLimits;
-  /** Recipient, rule and storage lookups; uncached when absent (workers/inbound-recipients.ts). */
+  /** Recipient, rule and storage lookups; uncached when absent (workers/inbox/recipients.ts). */
   recipients?: RecipientDirectory;
   /** PEM certificate and key: STARTTLS is offered only with them. */
   tls?: { cert: Buffer; key: Buffer };
@@ -111,7 +111,7 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
 
   /**
    * The recipients whose workspace's rules take the message, judged on the envelope sender and the From header
-   * together (core/inbound/rules.ts). A message to several workspaces goes to those that take it; the session
+   * together (core/inbox/rules.ts). A message to several workspaces goes to those that take it; the session
    * is refused only when none does.
    */
   async function recipientsWanting(accepted: readonly AcceptedRecipient[], senders: readonly (string | null)[]) {

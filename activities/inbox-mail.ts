@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize, Transaction } from 'sequelize';
-import { isDmarcFailure, type InboundAuthResults } from '../core/inbound/auth-results';
-import type { InboundContactEventName } from '../core/inbound/contact-events';
-import { authenticateSender, type SenderAuthentication, senderMark } from '../core/inbound/sender-authentication';
-import { chooseThread, normalizeMessageId, normalizeSubject, type ReferencedThread, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences, type ThreadChoice } from '../core/inbound/threading';
+import { isDmarcFailure, type InboundAuthResults } from '../core/inbox/auth-results';
+import type { InboundContactEventName } from '../core/inbox/contact-events';
+import { authenticateSender, type SenderAuthentication, senderMark } from '../core/inbox/sender-authentication';
+import { chooseThread, normalizeMessageId, normalizeSubject, type ReferencedThread, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences, type ThreadChoice } from '../core/inbox/threading';
 import { normaliseAddress } from '../core/identities';
 import type { BlobStore } from '../db/blob-store';
 import { acceptContactEvent, findEventByKey } from '../db/repositories/contact-events';
@@ -24,7 +24,7 @@ import {
 import { insertPlatformEventOnce } from '../db/repositories/platform-events';
 import { matchStoredEvent } from '../services/journey-events';
 import { journeyControl } from '../workflows/starts';
-import { type ParsedInbound, parseInboundMail } from './inbound-parse';
+import { type ParsedInbound, parseInboundMail } from './inbox-parse';
 
 export interface InboundMailDeps {
   db: Sequelize;

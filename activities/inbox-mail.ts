@@ -9,18 +9,8 @@ import { normaliseAddress } from '../core/identities';
 import type { BlobStore } from '../db/blob-store';
 import { acceptContactEvent, findEventByKey } from '../db/repositories/contact-events';
 import { findIdentityOwners } from '../db/repositories/contact-identities';
-import {
-  addToThread,
-  countReceived,
-  createThread,
-  findInboundMessage,
-  type InboundToProcess,
-  markProcessed,
-  type StoredAttachment,
-  subjectCandidates,
-  threadHasSentMessage,
-  threadsOfReferences,
-} from '../db/repositories/inbound-threads';
+import { countReceived, findInboundMessage, type InboundToProcess, markProcessed, type StoredAttachment } from '../db/repositories/inbox-messages';
+import { addToThread, createThread, subjectCandidates, threadHasSentMessage, threadsOfReferences } from '../db/repositories/inbox-threads';
 import { insertPlatformEventOnce } from '../db/repositories/platform-events';
 import { matchStoredEvent } from '../services/journey-events';
 import { journeyControl } from '../workflows/starts';

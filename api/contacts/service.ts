@@ -6,7 +6,7 @@ import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
 import { skipsOfContact } from '../../db/repositories/journey-skips';
 import { identitiesOf } from '../../db/repositories/contact-identities';
-import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
+import { receivedMailOfContact } from '../../db/repositories/inbox-messages';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listsOfContact } from '../../db/repositories/lists';
 import { suppressErased, suppressionsOf } from '../../db/repositories/suppressions';

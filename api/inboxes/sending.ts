@@ -9,15 +9,14 @@ import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
 import { inboxOutFollowUp } from '../../db/repositories/inbox-outbound';
+import { deleteDraft, insertDraft } from '../../db/repositories/inbox-drafts';
 import {
-  deleteDraft,
   findAnsweredMessage,
   findInboxMessage,
   findOutboundByMessage,
   type InboxAttachment,
   type InboxMessageRecord,
-  insertDraft,
-} from '../../db/repositories/inbox-threads';
+} from '../../db/repositories/inbox-messages';
 import type { InboxRecord } from '../../db/repositories/inboxes';
 import { acceptMessages, findAcceptedAndSuppressed, IdempotencyKeyTaken } from '../../db/repositories/message-acceptance';
 import type { DroppedRecipient } from '../../db/repositories/messages';

@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import { inLanes } from '../../core/lanes';
 import { claimUnstartedInbound, markInboundStarted } from '../../db/repositories/inbox-outbox';
 import { startInboundMailWorkflow } from '../../workflows/starts';
+import { handOver, type OutboxLoop, runOutboxLoop } from '../outbox-loop';
 
 export interface InboundDispatcherOptions {
   db: Sequelize;
@@ -30,43 +30,33 @@ const DEFAULT_OLDER_THAN_MS = 5_000;
  * every worker: rows are claimed with SKIP LOCKED inside the round's transaction, and a workflow id never
  * starts twice.
  */
-export function runInboundDispatcher(options: InboundDispatcherOptions): { stop: () => Promise<void> } {
-  let running = true;
+export function runInboundDispatcher(options: InboundDispatcherOptions): OutboxLoop {
   const olderThanMs = options.olderThanMs ?? DEFAULT_OLDER_THAN_MS;
-
-  const round = () =>
-    options.db.transaction(async (transaction) => {
-      const claimed = await claimUnstartedInbound(options.db, { olderThan: new Date(Date.now() - olderThanMs), limit: ROUND_LIMIT }, transaction);
-      const started: string[] = [];
-      await options.client.connection.withDeadline(Date.now() + ROUND_DEADLINE_MS, () =>
-        inLanes(claimed, CONCURRENT_STARTS, async (message) => {
-          try {
-            await startInboundMailWorkflow(options.client, options.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id });
-            started.push(message.id);
-          } catch (err) {
-            options.logger.warn({ err, inboxMessageId: message.id, workspaceId: message.workspaceId }, 'inbound dispatcher: workflow start failed; retried next round');
-          }
-        }));
-      await markInboundStarted(options.db, started, transaction);
-      return started.length;
-    });
-
-  const loop = (async () => {
-    while (running) {
-      let started = 0;
-      try {
-        started = await round();
-        if (started) options.logger.info({ started }, 'inbound dispatcher: started workflows the hand-off missed');
-      } catch (err) {
-        options.logger.warn({ err }, 'inbound dispatcher: round failed; retrying');
-      }
-      if (started < ROUND_LIMIT) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
+  return runOutboxLoop({
+    name: 'inbound dispatcher',
+    logger: options.logger,
+    intervalMs: options.intervalMs,
+    round: async () => {
+      const started = await startMissedInbound(options, olderThanMs);
+      if (started) options.logger.info({ started }, 'inbound dispatcher: started workflows the hand-off missed');
+      return started;
     },
-  };
+    // A full round means more may be waiting; a partial one drained what was old enough.
+    more: (started) => started >= ROUND_LIMIT,
+  });
+}
+
+/** One round: claims accepted rows older than `olderThanMs` whose workflow is not known to run, starts them, marks the started ones. */
+export function startMissedInbound(options: InboundDispatcherOptions, olderThanMs: number): Promise<number> {
+  return options.db.transaction(async (transaction) => {
+    const claimed = await claimUnstartedInbound(options.db, { olderThan: new Date(Date.now() - olderThanMs), limit: ROUND_LIMIT }, transaction);
+    const started = await options.client.connection.withDeadline(Date.now() + ROUND_DEADLINE_MS, () =>
+      handOver(claimed, CONCURRENT_STARTS, async (message) => {
+        await startInboundMailWorkflow(options.client, options.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id });
+      }, (err, message) => {
+        options.logger.warn({ err, inboxMessageId: message.id, workspaceId: message.workspaceId }, 'inbound dispatcher: workflow start failed; retried next round');
+      }));
+    await markInboundStarted(options.db, started.map((message) => message.id), transaction);
+    return started.length;
+  });
 }

@@ -10,7 +10,7 @@ import { recordAnalyticsConversions } from '../db/repositories/analytics-convers
 import { findAttachment } from '../db/repositories/attachments';
 import { csvConnector } from '../services/analytics/csv';
 import { matomoConnector } from '../services/analytics/matomo';
-import type { PublicFetchOptions } from '../services/public-fetch';
+import type { PublicFetchOptions } from '../infra/public-fetch';
 
 export interface AnalyticsSyncDeps {
   db: Sequelize;

@@ -10,7 +10,7 @@ import { defaultUtm } from '../core/tracking/link-urls';
 import { type TrackedLink, trackHtml } from '../core/tracking/tracked-html';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
-import type { TemplateRenderer } from '../services/template-renderer';
+import type { TemplateRenderer } from '../infra/template-renderer';
 import { PermanentSendError } from './channels/email-channel';
 
 export interface EmailTracking {

@@ -8,7 +8,7 @@ import type { BlobStore } from '../db/blob-store';
 import { listCustomFields } from '../db/repositories/custom-fields';
 import { type BatchResult, commitImportBatch } from '../db/repositories/import-batches';
 import { failImportJob, findImportJob, type ImportJobRecord, moveImportJob } from '../db/repositories/import-jobs';
-import { fetchPublicFile, PublicFetchError, type PublicFetchOptions } from '../services/public-fetch';
+import { fetchPublicFile, PublicFetchError, type PublicFetchOptions } from '../infra/public-fetch';
 import { countRows, type FilePosition, readRecords } from './import-file';
 
 export interface ImportSettings {

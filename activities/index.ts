@@ -15,11 +15,11 @@ import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-st
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
-import { createAttachmentFiles } from '../services/attachment-files';
+import { createAttachmentFiles } from '../db/attachment-files';
 import { botApi } from '../services/telegram-bot-api';
 import { findAttachments } from '../db/repositories/attachments';
-import type { PublicFetchOptions } from '../services/public-fetch';
-import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import type { PublicFetchOptions } from '../infra/public-fetch';
+import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
 import { createAnalyticsSyncActivities } from './analytics-sync';
 import { createAutomationEnrollActivities } from './automation-enroll';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';

@@ -7,7 +7,7 @@ import { loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
-import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
 import { startSingletons } from '../workflows/starts';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';

@@ -20,7 +20,7 @@ import { identitiesOf } from '../../db/repositories/contact-identities';
 import { findContact } from '../../db/repositories/contacts';
 import { listCustomFields } from '../../db/repositories/custom-fields';
 import { findTemplate } from '../../db/repositories/templates';
-import type { TemplateRenderer } from '../../services/template-renderer';
+import type { TemplateRenderer } from '../../infra/template-renderer';
 import type { SimulateInput, SimulationResult } from './simulation-schemas';
 
 export interface AutomationSimulationDeps {

@@ -4,7 +4,7 @@ import type { EmailContentInput } from '../../core/message-content';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../../services/attachment-sources';
-import { authorizedSender, type VerifiedDomainLookup } from '../../services/sender-authorization';
+import { authorizedSender, type VerifiedDomainLookup } from '../../core/sender-authorization';
 import type { SendEmailInput } from './schemas';
 
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */

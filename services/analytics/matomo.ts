@@ -1,6 +1,6 @@
 import { type AnalyticsConnector, ConnectorError, type ConversionPage, currencyOf, type SyncWindow } from '../../core/analytics/connector';
 import { conversionsOfVisit, type MatomoVisit, watermarkOf } from '../../core/analytics/matomo-visits';
-import { exchangePublic, PublicFetchError, type PublicFetchOptions } from '../public-fetch';
+import { exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../infra/public-fetch';
 
 /**
  * Matomo's Reporting HTTP API (https://developer.matomo.org/api-reference/reporting-api): the analytics

@@ -99,11 +99,11 @@ const MAX_CHUNK = 50;
 export function bulkChunkSize(ratePerSecond: number): number {
   return Math.max(1, Math.min(MAX_CHUNK, Math.floor((ratePerSecond * CHUNK_MS) / 1000)));
 }
+
 /** Messages of a chunk handed to the provider at once: enough to keep its connections busy. */
 const SEND_LANES = 8;
 
 const WAITING = ['queued', 'sending'];
-
 
 /** A message prepared for its provider, with the claim its attempt takes before the call. */
 interface Ready {

@@ -72,7 +72,9 @@ export default tseslint.config(
     files: ['services/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('services/ builds on core/ and db/; never on the API, activities, workflows or workers.',
+        // Network and file I/O of its own would make a use case infrastructure: that goes to infra/ or db/.
+        paths: io,
+        patterns: [forbid('services/ builds on core/, db/ and infra/; never on the API, activities, workflows or workers.',
           layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*', 'express'])],
       }],
     },

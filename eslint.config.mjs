@@ -100,12 +100,15 @@ export default tseslint.config(
     },
   },
   {
-    // Side effects that both the API (when a send is accepted) and activities (when it is sent) need,
-    // beyond storage: attachment sources and the SSRF-safe fetcher. Built on core/ and db/ only.
+    // services/ holds use cases only: what the API and activities (or the admin CLI) both do with core/, db/
+    // and infra/ (attachment sources, journey events, order recording, event conversions, secret resealing).
+    // A storage client goes to db/, a pure rule to core/, other I/O to infra/, a vendor to its provider.
     files: ['services/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('services/ builds on core/ and db/; never on the API, activities, workflows or workers.',
+        // Network and file I/O of its own would make a use case infrastructure: that goes to infra/ or db/.
+        paths: io,
+        patterns: [forbid('services/ builds on core/, db/ and infra/; never on the API, activities, workflows or workers.',
           layer('api'), layer('activities'), layer('workflows'), layer('workers'), ['@temporalio/*', 'express'])],
       }],
     },
@@ -122,6 +125,22 @@ export default tseslint.config(
           ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*'])],
       }],
     },
+  },
+  {
+    // infra/: I/O that is neither storage (db/) nor a vendor (providers/) nor a use case (services/): the
+    // SSRF-safe HTTP fetcher and the template render pool. Built on core/ and npm libraries only.
+    files: ['infra/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('infra/ builds on core/ only.',
+          layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), layer('db'), ['@temporalio/*', 'express', 'sequelize'])],
+      }],
+    },
+  },
+  {
+    // The lower layers never reach infra/ (workflows are kept from it by their own rule on node: imports).
+    files: ['core/**/*.ts', 'db/**/*.ts', 'workflows/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', { selector: "ImportDeclaration[source.value=/(^|\\/)infra\\//]", message: 'core/, db/ and workflows/ never import infra/.' }] },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

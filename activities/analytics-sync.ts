@@ -10,7 +10,7 @@ import { recordAnalyticsConversions } from '../db/repositories/analytics-convers
 import { findAttachment } from '../db/repositories/attachments';
 import { csvConnector } from '../providers/analytics-csv/connector';
 import { matomoConnector } from '../providers/matomo/connector';
-import { exchangePublic, type PublicFetchOptions } from '../services/public-fetch';
+import { exchangePublic, type PublicFetchOptions } from '../infra/public-fetch';
 
 export interface AnalyticsSyncDeps {
   db: Sequelize;

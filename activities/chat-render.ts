@@ -4,7 +4,7 @@ import { type ChatContent, type RenderedChat, telegramContentOf, whatsAppContent
 import { htmlToPlainText } from '../core/templates/plain-text';
 import type { Message } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
-import type { TemplateRenderer } from '../services/template-renderer';
+import type { TemplateRenderer } from '../infra/template-renderer';
 import { PermanentSendError } from '../core/delivery';
 
 export type ChatChannel = RenderedChat['channel'];

@@ -3,14 +3,14 @@ import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { isAppError } from '../core/errors';
 import { type EmailContent, emailContentOf } from '../core/message-content';
-import { referenceHeaders } from '../core/inbox-replies';
+import { referenceHeaders } from '../core/inbox/replies';
 import { htmlToPlainText } from '../core/templates/plain-text';
 import type { RenderedTemplate } from '../core/templates/render';
 import { defaultUtm } from '../core/tracking/link-urls';
 import { type TrackedLink, trackHtml } from '../core/tracking/tracked-html';
 import type { Message, RenderedEmail } from '../db/repositories/messages';
 import { findTemplateVersion } from '../db/repositories/templates';
-import type { TemplateRenderer } from '../services/template-renderer';
+import type { TemplateRenderer } from '../infra/template-renderer';
 import { PermanentSendError } from '../core/delivery';
 
 export interface EmailTracking {

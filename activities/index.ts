@@ -15,11 +15,11 @@ import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-st
 import { findSendingRegion } from '../db/repositories/domains';
 import { replayParkedEvents } from '../db/repositories/provider-events';
 import { createAttachmentSources } from '../services/attachment-sources';
-import { createAttachmentFiles } from '../services/attachment-files';
+import { createAttachmentFiles } from '../db/attachment-files';
 import { botApi } from '../providers/telegram/bot-api';
 import { findAttachments } from '../db/repositories/attachments';
-import type { PublicFetchOptions } from '../services/public-fetch';
-import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import type { PublicFetchOptions } from '../infra/public-fetch';
+import { createTemplateRenderer, type TemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
 import { createAnalyticsSyncActivities } from './analytics-sync';
 import { createAutomationEnrollActivities } from './automation-enroll';
 import { campaignFeedSettings, type CampaignFeedSettings, createCampaignActivities } from './campaigns';
@@ -46,7 +46,7 @@ import { createProviderEventActivities, emailSuppress } from './provider-events'
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
-import { createInboundMailActivities } from './inbound-mail';
+import { createInboundMailActivities } from './inbox-mail';
 import { createImportActivities, type ImportSettings } from './imports';
 import { returnPathTokens } from '../core/bounces/return-path';
 import { createBounceMailActivities } from './bounce-mail';

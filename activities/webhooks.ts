@@ -14,7 +14,7 @@ import {
   finishAttempt,
   storeDeliveryBody,
 } from '../db/repositories/webhook-attempts';
-import { postPublic, PublicFetchError, type PublicFetchOptions } from '../services/public-fetch';
+import { postPublic, PublicFetchError, type PublicFetchOptions } from '../infra/public-fetch';
 
 export interface WebhookActivityDeps {
   db: Sequelize;

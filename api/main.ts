@@ -7,7 +7,7 @@ import { migrate } from '../db/migrate';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../db/redis';
 import { createAudiencePool } from '../db/audience-session';
 import { createSequelize } from '../db/sequelize';
-import { createTemplateRenderer, templateRendererOptions } from '../services/template-renderer';
+import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
 import { createApp } from './app';
 import { KeyCache } from './http/key-cache';
 import { createTracking } from './tracking/tracking';

@@ -13,7 +13,7 @@ import { taskQueueName } from '../core/task-queues';
 import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findImportJob } from '../db/repositories/import-jobs';
 import { createSequelize } from '../db/sequelize';
-import { createAttachmentFiles } from '../services/attachment-files';
+import { createAttachmentFiles } from '../db/attachment-files';
 import { createWorkspace } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
 

@@ -15,7 +15,7 @@ import { freePort } from '../test/helpers/free-port';
 import { percentile } from './stats';
 
 /**
- * `npm run bench -- inbound-memory`: the inbound listener (`workers/inbound-smtp.ts`, its own process, as
+ * `npm run bench -- inbound-memory`: the inbound listener (`workers/inbox/smtp.ts`, its own process, as
  * `npm start` runs it) under SESSIONS concurrent senders of one MESSAGE_BYTES message each (100 × 40 MB by
  * default, from a process of their own), beside a small sender delivering a 2 KB message every PROBE_MS throughout. Reported, in one run:
  * a quiet phase (the small sender alone) and the loaded phase, each with the listener's resident memory (peak,
@@ -182,7 +182,7 @@ async function main(): Promise<void> {
   const to = `bench@${domain}`;
 
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/inbound-smtp.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/inbox/smtp.ts'], {
     cwd: process.env.BENCH_LISTENER_DIR ?? process.cwd(),
     env: {
       ...process.env,

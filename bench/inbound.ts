@@ -11,9 +11,9 @@ import { createSequelize } from '../db/sequelize';
 import { startDnsServer } from '../test/helpers/dns-server';
 import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { startInboundMailWorkflows } from '../workers/inbound-acceptance';
-import { inboundLimits } from '../workers/inbound-limits';
-import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../workers/inbound-smtp-server';
+import { startInboundMailWorkflows } from '../workers/inbox/acceptance';
+import { inboundLimits } from '../workers/inbox/limits';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../workers/inbox/smtp-server';
 import { percentile } from './stats';
 import { startWorkerProcess } from './worker-process';
 

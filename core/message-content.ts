@@ -50,7 +50,7 @@ export const EmailContentSchema = z.object({
   /** utm_campaign of the links: the campaign's or automation's name, set by their sends; transactional sends leave it out. */
   utmCampaign: z.string().optional(),
   /**
-   * An inbox reply's threading (core/inbox-replies.ts): bare Message-IDs that the render writes as the
+   * An inbox reply's threading (core/inbox/replies.ts): bare Message-IDs that the render writes as the
    * In-Reply-To and References headers. The only headers content may set: a body never sets headers.
    */
   inReplyTo: z.string().optional(),

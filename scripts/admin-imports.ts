@@ -11,7 +11,7 @@ import type { Config } from '../core/config';
 import { importStatusOf } from '../core/imports/mapping';
 import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findImportJob, findImportWorkspace, type ImportJobRecord } from '../db/repositories/import-jobs';
-import { createAttachmentFiles } from '../services/attachment-files';
+import { createAttachmentFiles } from '../db/attachment-files';
 
 /** How often the watcher reads the job. */
 const POLL_MS = 500;

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
   execFileSync('tsx', ['scripts/migrate.ts'], { cwd: root, stdio: 'inherit' });
   run('api', 'tsx', ['api/main.ts']);
   run('worker', 'tsx', ['workers/main.ts']);
-  run('inbound', 'tsx', ['workers/inbound-smtp.ts']);
+  run('inbound', 'tsx', ['workers/inbox/smtp.ts']);
 
   const base = config.PUBLIC_BASE_URL;
   console.log(`

@@ -15,8 +15,8 @@ import {
 import { AppError, isAppError } from '../core/errors';
 import type { BlobStore } from '../db/blob-store';
 import { type AttachmentRecord, findAttachments } from '../db/repositories/attachments';
-import { type AttachmentFiles, createAttachmentFiles } from './attachment-files';
-import { fetchPublicFile, PublicFetchError, type PublicFetchOptions } from './public-fetch';
+import { type AttachmentFiles, createAttachmentFiles } from '../db/attachment-files';
+import { fetchPublicFile, PublicFetchError, type PublicFetchOptions } from '../infra/public-fetch';
 
 /**
  * The one place a send's `attachments` are resolved, for every send path (emails, messages, campaigns,

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
 import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim } from '../core/dispatch';
-import { inLanes } from '../core/lanes';
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
@@ -11,6 +10,7 @@ import { claimFairly, findExpiredWaiting, markDispatched, renewDispatchLease } f
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
 import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
+import { handOver, type OutboxLoop, runOutboxLoop, whileLeased } from './outbox-loop';
 
 export interface DispatcherOptions {
   db: Sequelize;
@@ -80,6 +80,116 @@ function batchesOf(messages: readonly DispatchedMessage[], size: number): Dispat
   return [...groups.values()].flatMap((group) => Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size)));
 }
 
+/** A dispatcher's settings and what it remembers between rounds. */
+export interface Dispatch {
+  options: DispatcherOptions;
+  breaker: NonNullable<DispatcherOptions['breaker']>;
+  /** messaging_provider_breaker_open, when a registry is given. */
+  breakerGauge?: Gauge;
+  /** When messages of open routes were last checked against the retry deadline. */
+  lastSweep: number;
+  /** Channels whose whole route was down in the last round, and when each came back. */
+  down: Set<string>;
+  closedAt: Map<string, number>;
+}
+
+/** Starts the claimed messages' workflows (one per transactional message, one per bulk batch) and marks them dispatched. */
+export async function startClaimed(options: DispatcherOptions, dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
+  const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
+  const units = dispatchClass === 'transactional' ? messages.map((message) => [message]) : batchesOf(messages, batchSize);
+  // Keeps the round's rows while it starts their workflows: the lease is short so a dead round's rows free fast.
+  const renew = () => {
+    const waiting = new Set(messages.map((message) => message.messageId));
+    for (const item of started) waiting.delete(item.messageId);
+    return renewDispatchLease(options.db, [...waiting], DISPATCH_LEASE_MS);
+  };
+  await whileLeased(LEASE_RENEW_MS, renew, () =>
+    handOver(units, CONCURRENT_STARTS, async (unit) => {
+      const workflowId = dispatchClass === 'transactional'
+        ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
+        : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
+      for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
+    }, (err, unit) => {
+      // The lease keeps the rows until it ends; the next round after that starts them.
+      options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');
+    }));
+  await markDispatched(options.db, started);
+  return started.length;
+}
+
+/**
+ * One message of a route that is down, at most once per probe interval across all dispatchers (the
+ * breaker's row decides who): its success closes the route, and the rounds after it grow to the full bound
+ * within RECOVERY_RAMP_MS.
+ */
+export async function probeRoute(dispatch: Dispatch, channel: DispatcherOptions['channels'][number], route: BreakerState): Promise<number> {
+  const { options } = dispatch;
+  if (!(await takeProbeTurn(options.db, route.route, dispatch.breaker.probeIntervalMs))) return 0;
+  const workspace = routeWorkspace(route.route);
+  for (const dispatchClass of ['transactional', 'bulk'] as const) {
+    const claimed = await claimFairly(options.db, {
+      channel: channel.channel, dispatchClass, bound: 1, leaseMs: DISPATCH_LEASE_MS, capacity: 1,
+      ...(workspace && { onlyWorkspaces: [workspace] }),
+    });
+    if (claimed.length) return startClaimed(options, dispatchClass, claimed, channel.batchSize);
+  }
+  return 0;
+}
+
+/** Messages of a route down for longer than the retry deadline end failed: nothing waits forever. */
+export async function expireWaiting(dispatch: Dispatch, open: readonly BreakerState[]): Promise<void> {
+  if (Date.now() - dispatch.lastSweep < EXPIRY_SWEEP_MS) return;
+  dispatch.lastSweep = Date.now();
+  const { db } = dispatch.options;
+  for (const route of open) {
+    const expired = await findExpiredWaiting(db, routeChannel(route.route), routeWorkspace(route.route), dispatch.breaker.deadlineMs, EXPIRY_SWEEP_LIMIT);
+    for (const message of expired) {
+      await failMessage(db, message.workspaceId, message.messageId, 'the provider stayed unavailable past the retry deadline', { route: route.route });
+    }
+  }
+}
+
+/** One channel's share of a round: probes its open routes, then claims up to its bound per class unless its whole route is down. */
+export async function dispatchChannel(dispatch: Dispatch, channel: DispatcherOptions['channels'][number], open: readonly BreakerState[]): Promise<number> {
+  let dispatched = 0;
+  const routes = open.filter((route) => routeChannel(route.route) === channel.channel);
+  // Email is one route for every workspace: down, the whole channel waits. A chat route is one
+  // workspace's sender or bot: only that workspace waits.
+  const channelDown = routes.some((route) => routeWorkspace(route.route) === null);
+  for (const route of routes) dispatched += await probeRoute(dispatch, channel, route);
+  if (channelDown) {
+    dispatch.down.add(channel.channel);
+    return dispatched;
+  }
+  if (dispatch.down.delete(channel.channel)) dispatch.closedAt.set(channel.channel, Date.now());
+  const sinceClosed = Date.now() - (dispatch.closedAt.get(channel.channel) ?? 0);
+  const skipWorkspaces = routes.map((route) => routeWorkspace(route.route)).filter((workspace) => workspace !== null);
+  const bounds = inFlightBounds(channel);
+  for (const dispatchClass of ['transactional', 'bulk'] as const) {
+    const claimed = await claimFairly(dispatch.options.db, {
+      channel: channel.channel,
+      dispatchClass,
+      bound: recoveryBound(bounds[dispatchClass], sinceClosed, RECOVERY_RAMP_MS),
+      leaseMs: DISPATCH_LEASE_MS,
+      minimum: minimumClaim(dispatchClass, channel.batchSize),
+      skipWorkspaces,
+    });
+    if (claimed.length) dispatched += await startClaimed(dispatch.options, dispatchClass, claimed, channel.batchSize);
+  }
+  return dispatched;
+}
+
+/** One round: the open breakers exported and swept, then every channel in turn. */
+export async function dispatchRound(dispatch: Dispatch): Promise<number> {
+  let dispatched = 0;
+  const open = await findOpenBreakers(dispatch.options.db);
+  dispatch.breakerGauge?.reset();
+  for (const route of open) dispatch.breakerGauge?.set({ route: route.route }, 1);
+  if (open.length) await expireWaiting(dispatch, open);
+  for (const channel of dispatch.options.channels) dispatched += await dispatchChannel(dispatch, channel, open);
+  return dispatched;
+}
+
 /**
  * The delivery engine's dispatcher: the only way accepted messages reach Temporal. The outbox (Postgres) is
  * the queue; each round it hands Temporal no more than each channel's in-flight bound (what the provider
@@ -88,131 +198,29 @@ function batchesOf(messages: readonly DispatchedMessage[], size: number): Dispat
  * workspace's password reset. Safe on every worker: an advisory lock lets one claim at a time per channel
  * and class, and a workflow id never starts twice.
  */
-export function runDispatcher(options: DispatcherOptions): { stop: () => Promise<void> } {
-  let running = true;
-
-  const breaker = options.breaker ?? DEFAULT_BREAKER;
-  const breakerGauge = options.registry && new Gauge({
-    name: 'messaging_provider_breaker_open',
-    help: 'Whether a provider route\'s circuit breaker is open (1): its messages wait in the outbox while the dispatcher probes it',
-    labelNames: ['route'],
-    registers: [options.registry],
-  });
-  let lastSweep = 0;
-  /** Channels whose whole route was down in the last round, and when each came back. */
-  const down = new Set<string>();
-  const closedAt = new Map<string, number>();
-
-  async function start(dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
-    const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
-    const units = dispatchClass === 'transactional' ? messages.map((message) => [message]) : batchesOf(messages, batchSize);
-    // Keeps the round's rows while it starts their workflows: the lease is short so a dead round's rows free fast.
-    const renewal = setInterval(() => {
-      const waiting = new Set(messages.map((message) => message.messageId));
-      for (const item of started) waiting.delete(item.messageId);
-      renewDispatchLease(options.db, [...waiting], DISPATCH_LEASE_MS).catch(() => undefined);
-    }, LEASE_RENEW_MS);
-    try {
-      await inLanes(units, CONCURRENT_STARTS, async (unit) => {
-        try {
-          const workflowId = dispatchClass === 'transactional'
-            ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
-            : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-          for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
-        } catch (err) {
-          // The lease keeps the rows until it ends; the next round after that starts them.
-          options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');
-        }
-      });
-    } finally {
-      clearInterval(renewal);
-    }
-    await markDispatched(options.db, started);
-    return started.length;
-  }
-
-  /**
-   * One message of a route that is down, at most once per probe interval across all dispatchers (the
-   * breaker's row decides who): its success closes the route, and the rounds after it grow to the full bound
-   * within RECOVERY_RAMP_MS.
-   */
-  async function probe(channel: DispatcherOptions['channels'][number], route: BreakerState): Promise<number> {
-    if (!(await takeProbeTurn(options.db, route.route, breaker.probeIntervalMs))) return 0;
-    const workspace = routeWorkspace(route.route);
-    for (const dispatchClass of ['transactional', 'bulk'] as const) {
-      const claimed = await claimFairly(options.db, {
-        channel: channel.channel, dispatchClass, bound: 1, leaseMs: DISPATCH_LEASE_MS, capacity: 1,
-        ...(workspace && { onlyWorkspaces: [workspace] }),
-      });
-      if (claimed.length) return start(dispatchClass, claimed, channel.batchSize);
-    }
-    return 0;
-  }
-
-  /** Messages of a route down for longer than the retry deadline end failed: nothing waits forever. */
-  async function expire(open: readonly BreakerState[]): Promise<void> {
-    if (Date.now() - lastSweep < EXPIRY_SWEEP_MS) return;
-    lastSweep = Date.now();
-    for (const route of open) {
-      const expired = await findExpiredWaiting(options.db, routeChannel(route.route), routeWorkspace(route.route), breaker.deadlineMs, EXPIRY_SWEEP_LIMIT);
-      for (const message of expired) {
-        await failMessage(options.db, message.workspaceId, message.messageId, 'the provider stayed unavailable past the retry deadline', { route: route.route });
-      }
-    }
-  }
-
-  async function round(): Promise<number> {
-    let dispatched = 0;
-    const open = await findOpenBreakers(options.db);
-    breakerGauge?.reset();
-    for (const route of open) breakerGauge?.set({ route: route.route }, 1);
-    if (open.length) await expire(open);
-    for (const channel of options.channels) {
-      const routes = open.filter((route) => routeChannel(route.route) === channel.channel);
-      // Email is one route for every workspace: down, the whole channel waits. A chat route is one
-      // workspace's sender or bot: only that workspace waits.
-      const channelDown = routes.some((route) => routeWorkspace(route.route) === null);
-      for (const route of routes) dispatched += await probe(channel, route);
-      if (channelDown) {
-        down.add(channel.channel);
-        continue;
-      }
-      if (down.delete(channel.channel)) closedAt.set(channel.channel, Date.now());
-      const sinceClosed = Date.now() - (closedAt.get(channel.channel) ?? 0);
-      const skipWorkspaces = routes.map((route) => routeWorkspace(route.route)).filter((workspace) => workspace !== null);
-      const bounds = inFlightBounds(channel);
-      for (const dispatchClass of ['transactional', 'bulk'] as const) {
-        const claimed = await claimFairly(options.db, {
-          channel: channel.channel,
-          dispatchClass,
-          bound: recoveryBound(bounds[dispatchClass], sinceClosed, RECOVERY_RAMP_MS),
-          leaseMs: DISPATCH_LEASE_MS,
-          minimum: minimumClaim(dispatchClass, channel.batchSize),
-          skipWorkspaces,
-        });
-        if (claimed.length) dispatched += await start(dispatchClass, claimed, channel.batchSize);
-      }
-    }
-    return dispatched;
-  }
-
-  const loop = (async () => {
-    while (running) {
-      let dispatched = 0;
-      try {
-        dispatched = await round();
-        if (dispatched) options.logger.debug({ dispatched }, 'dispatcher: workflows started');
-      } catch (err) {
-        options.logger.warn({ err }, 'dispatcher: round failed; retrying');
-      }
-      // Something was handed over: there may be room for more at once (a round is bounded by capacity).
-      if (!dispatched) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-    },
+export function runDispatcher(options: DispatcherOptions): OutboxLoop {
+  const dispatch: Dispatch = {
+    options,
+    breaker: options.breaker ?? DEFAULT_BREAKER,
+    breakerGauge: options.registry && new Gauge({
+      name: 'messaging_provider_breaker_open',
+      help: 'Whether a provider route\'s circuit breaker is open (1): its messages wait in the outbox while the dispatcher probes it',
+      labelNames: ['route'],
+      registers: [options.registry],
+    }),
+    lastSweep: 0,
+    down: new Set(),
+    closedAt: new Map(),
   };
+  return runOutboxLoop({
+    name: 'dispatcher',
+    logger: options.logger,
+    intervalMs: options.intervalMs,
+    // Something was handed over: there may be room for more at once (a round is bounded by capacity).
+    round: async () => {
+      const dispatched = await dispatchRound(dispatch);
+      if (dispatched) options.logger.debug({ dispatched }, 'dispatcher: workflows started');
+      return dispatched;
+    },
+  });
 }

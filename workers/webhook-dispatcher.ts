@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import { inLanes } from '../core/lanes';
 import { WEBHOOK_DISPATCH_LEASE_MS } from '../core/webhook-delivery';
 import { claimWebhookDeliveries, markWebhookDeliveriesDispatched } from '../db/repositories/webhook-dispatch';
 import { startWebhookDeliveryWorkflow } from '../workflows/starts';
+import { handOver, type OutboxLoop, runOutboxLoop } from './outbox-loop';
 import { sweepWebhookSlots } from './webhook-slot-sweep';
 
 export interface WebhookDispatcherOptions {
@@ -34,49 +34,35 @@ const CONCURRENT_STARTS = 32;
  * Temporal holds at most WEBHOOK_IN_FLIGHT_PER_ENDPOINT deliveries of any endpoint. Safe on every worker:
  * one claims at a time (an advisory lock), and a workflow id never starts twice.
  */
-export function runWebhookDispatcher(options: WebhookDispatcherOptions): { stop: () => Promise<void> } {
-  let running = true;
+export async function dispatchWebhookRound(options: WebhookDispatcherOptions): Promise<number> {
+  const claimed = await claimWebhookDeliveries(options.db, { perEndpoint: options.perEndpoint, limit: ROUND_LIMIT, leaseMs: START_LEASE_MS });
+  const started = await handOver(claimed, CONCURRENT_STARTS, async (delivery) => {
+    await startWebhookDeliveryWorkflow(options.client, options.taskQueuePrefix, delivery);
+  }, (err, delivery) => {
+    // The start lease keeps the row until it ends; a later round starts it then.
+    options.logger.warn({ err, deliveryId: delivery.deliveryId, workspaceId: delivery.workspaceId }, 'webhook dispatcher: workflow start failed');
+  });
+  await markWebhookDeliveriesDispatched(options.db, started.map((delivery) => delivery.deliveryId), WEBHOOK_DISPATCH_LEASE_MS);
+  return started.length;
+}
 
-  async function round(): Promise<number> {
-    const claimed = await claimWebhookDeliveries(options.db, { perEndpoint: options.perEndpoint, limit: ROUND_LIMIT, leaseMs: START_LEASE_MS });
-    const started: string[] = [];
-    await inLanes(claimed, CONCURRENT_STARTS, async (delivery) => {
-      try {
-        await startWebhookDeliveryWorkflow(options.client, options.taskQueuePrefix, delivery);
-        started.push(delivery.deliveryId);
-      } catch (err) {
-        // The start lease keeps the row until it ends; a later round starts it then.
-        options.logger.warn({ err, deliveryId: delivery.deliveryId, workspaceId: delivery.workspaceId }, 'webhook dispatcher: workflow start failed');
-      }
-    });
-    await markWebhookDeliveriesDispatched(options.db, started, WEBHOOK_DISPATCH_LEASE_MS);
-    return started.length;
-  }
+/** Frees the slots of deliveries whose workflow ended without freeing them, at most once per `sweepIntervalMs` (from `sweptAt`). */
+export async function sweepEndedSlots(options: WebhookDispatcherOptions, sweptAt: { at: number }): Promise<void> {
+  if (Date.now() - sweptAt.at < options.sweepIntervalMs) return;
+  sweptAt.at = Date.now();
+  const freed = await sweepWebhookSlots(options.db, options.client);
+  if (freed) options.logger.info({ freed }, 'webhook dispatcher: freed the slots of deliveries whose workflow had ended');
+}
 
-  let sweptAt = Date.now();
-  async function sweep(): Promise<void> {
-    if (Date.now() - sweptAt < options.sweepIntervalMs) return;
-    sweptAt = Date.now();
-    const freed = await sweepWebhookSlots(options.db, options.client);
-    if (freed) options.logger.info({ freed }, 'webhook dispatcher: freed the slots of deliveries whose workflow had ended');
-  }
-
-  const loop = (async () => {
-    while (running) {
-      let dispatched = 0;
-      try {
-        await sweep();
-        dispatched = await round();
-      } catch (err) {
-        options.logger.warn({ err }, 'webhook dispatcher: round failed; retrying');
-      }
-      if (!dispatched) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
+export function runWebhookDispatcher(options: WebhookDispatcherOptions): OutboxLoop {
+  const sweptAt = { at: Date.now() };
+  return runOutboxLoop({
+    name: 'webhook dispatcher',
+    logger: options.logger,
+    intervalMs: options.intervalMs,
+    round: async () => {
+      await sweepEndedSlots(options, sweptAt);
+      return dispatchWebhookRound(options);
     },
-  };
+  });
 }

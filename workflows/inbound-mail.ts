@@ -1,5 +1,5 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type { InboundMailActivities, InboundMailInput, ProcessOutcome } from '../activities/inbound-mail';
+import type { InboundMailActivities, InboundMailInput, ProcessOutcome } from '../activities/inbox-mail';
 
 /**
  * Processing touches only our database and blob store; it throws only when one of them fails, which is

@@ -3,7 +3,7 @@ import { ATTACHMENT_LIMITS, base64DecodedLength, decodeBase64Content, inferConte
 import { AppError } from '../../core/errors';
 import type { BlobStore } from '../../db/blob-store';
 import { type AttachmentRecord, findAttachment, listAttachments } from '../../db/repositories/attachments';
-import { createAttachmentFiles, type SignedUpload } from '../../services/attachment-files';
+import { createAttachmentFiles, type SignedUpload } from '../../db/attachment-files';
 import type { CreateAttachmentInput } from './schemas';
 
 function contentProblem(message: string): AppError {

@@ -5,7 +5,7 @@ import { type DefinitionIssue, templateIdsOf } from '../../core/journeys/validat
 import { findAttachments } from '../../db/repositories/attachments';
 import { defaultSender } from '../../db/repositories/journey-messages';
 import { findTemplate } from '../../db/repositories/templates';
-import { authorizeSender, type VerifiedDomainLookup } from '../../services/sender-authorization';
+import { authorizeSender, type VerifiedDomainLookup } from '../../core/sender-authorization';
 
 /**
  * Whether a journey's message nodes can send, checked where the user is (the API's 422 naming the node)
@@ -36,7 +36,7 @@ export async function templateIssues(deps: SendabilityDeps, workspaceId: string,
 }
 
 /**
- * Each email message node's sender is authorized (services/sender-authorization.ts): a `from` whose domain is
+ * Each email message node's sender is authorized (core/sender-authorization.ts): a `from` whose domain is
  * not a verified domain of this workspace is refused on create, update and activate. A node without `from`
  * takes the workspace's default sender when it runs; with `requireSender` (activation), a workspace that has
  * none is refused too, since every enrollment would otherwise skip the step.

@@ -16,7 +16,7 @@ import {
 import type { CampaignRecord } from '../../db/repositories/campaigns';
 import { findTemplateByIdOrName } from '../../db/repositories/templates';
 import { usedInPeriod } from '../../db/repositories/usage';
-import { authorizedSender } from '../../services/sender-authorization';
+import { authorizedSender } from '../../core/sender-authorization';
 import { signalCampaign, startCampaignWorkflow } from '../../workflows/starts';
 import { type CampaignService, type CampaignServiceDeps, missingAudience } from './service';
 

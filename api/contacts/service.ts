@@ -1,12 +1,12 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { INBOUND_CONTACT_EVENTS } from '../../core/inbound/contact-events';
+import { INBOUND_CONTACT_EVENTS } from '../../core/inbox/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
 import { contactEvents } from '../../db/repositories/contact-events';
 import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
 import { skipsOfContact } from '../../db/repositories/journey-skips';
 import { identitiesOf } from '../../db/repositories/contact-identities';
-import { receivedMailOfContact } from '../../db/repositories/inbound-threads';
+import { receivedMailOfContact } from '../../db/repositories/inbox-messages';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listsOfContact } from '../../db/repositories/lists';
 import { suppressErased, suppressionsOf } from '../../db/repositories/suppressions';

@@ -6,7 +6,7 @@ import { deleteEmailRule, type EmailRuleRecord, insertEmailRule, listEmailRuleRe
 import type { CreateEmailRuleInput } from './schemas';
 
 /**
- * The value as the listener compares it (core/inbound/rules.ts): an address normalised as a contact's email
+ * The value as the listener compares it (core/inbox/rules.ts): an address normalised as a contact's email
  * identity, or a domain name in its lower-case ASCII form. Anything else can never match, so it is refused.
  */
 function ruleValue(input: CreateEmailRuleInput): string {

@@ -8,8 +8,8 @@ import { effectiveMapping } from '../../core/imports/providers';
 import type { BlobStore } from '../../db/blob-store';
 import { findAttachment } from '../../db/repositories/attachments';
 import { cancelImportJob, countRunningImports, findImportJob, type ImportJobRecord, insertImportJob, listImportJobs } from '../../db/repositories/import-jobs';
-import { createAttachmentFiles } from '../../services/attachment-files';
-import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../services/public-fetch';
+import { createAttachmentFiles } from '../../db/attachment-files';
+import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../infra/public-fetch';
 import { signalImportCanceled, startImportWorkflow } from '../../workflows/starts';
 import type { CreateImportInput } from './schemas';
 

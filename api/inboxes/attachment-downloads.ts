@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { DOWNLOAD_URL_SECONDS, downloadDisposition } from '../../core/attachments';
 import { AppError } from '../../core/errors';
 import type { BlobStore } from '../../db/blob-store';
-import { findInboxMessage } from '../../db/repositories/inbox-threads';
+import { findInboxMessage } from '../../db/repositories/inbox-messages';
 import type { InboxService } from './service';
 
 /**

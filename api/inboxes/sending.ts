@@ -3,17 +3,16 @@ import type { Sequelize } from 'sequelize';
 import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
-import { normalizeSubject } from '../../core/inbound/threading';
-import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox-replies';
+import { normalizeSubject } from '../../core/inbox/threading';
+import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
 import { parseRecipients } from '../../core/recipients';
+import { deleteDraft, insertDraft } from '../../db/repositories/inbox-drafts';
 import {
-  deleteDraft,
   findAnsweredMessage,
   findInboxMessage,
   type InboxAttachment,
   type InboxMessageRecord,
-  insertDraft,
-} from '../../db/repositories/inbox-threads';
+} from '../../db/repositories/inbox-messages';
 import type { InboxRecord } from '../../db/repositories/inboxes';
 import type { SendChecks } from '../../services/acceptance/email-draft';
 import { acceptInboxMail, inboxDuplicateOf, type InboxSendOutcome, mailboxOf, type Outgoing } from '../../services/acceptance/inbox-acceptance';

@@ -3,15 +3,8 @@ import { normaliseDomainName } from '../../core/domain-names';
 import { AppError } from '../../core/errors';
 import { findDomain, findDomainByName } from '../../db/repositories/domains';
 import { inboxMetrics } from '../../db/repositories/inbox-metrics';
-import {
-  findThread,
-  listThreadMessages,
-  listThreads,
-  markThreadRead,
-  setThreadFolder,
-  type ThreadCursor,
-  type ThreadFolder,
-} from '../../db/repositories/inbox-threads';
+import { listThreadMessages } from '../../db/repositories/inbox-messages';
+import { findThread, listThreads, markThreadRead, setThreadFolder, type ThreadCursor, type ThreadFolder } from '../../db/repositories/inbox-threads';
 import { deleteInbox, findInbox, type InboxRecord, type InboxStatus, insertInbox, listInboxes, updateInbox } from '../../db/repositories/inboxes';
 import type { CreateInboxInput } from './schemas';
 

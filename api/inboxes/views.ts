@@ -1,5 +1,6 @@
 import { formatMailbox } from '../../core/addresses';
-import type { InboxMessageRecord, ThreadRecord } from '../../db/repositories/inbox-threads';
+import type { InboxMessageRecord } from '../../db/repositories/inbox-messages';
+import type { ThreadRecord } from '../../db/repositories/inbox-threads';
 import type { InboxRecord } from '../../db/repositories/inboxes';
 import type { EmailMessageView, InboxView, ThreadView } from './schemas';
 

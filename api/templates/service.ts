@@ -13,7 +13,7 @@ import {
   type TemplateRecord,
   updateTemplate,
 } from '../../db/repositories/templates';
-import type { TemplateRenderer } from '../../services/template-renderer';
+import type { TemplateRenderer } from '../../infra/template-renderer';
 import type { CreateTemplateInput, UpdateTemplateInput } from './schemas';
 
 type BodyInput = CreateTemplateInput['body'];

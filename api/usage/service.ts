@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { isPlanName, PLANS, type PlanName, quotaFigures, type UsagePeriod, usagePeriodAt } from '../../core/plans';
 import { daysOf, periodOfMonth, usageBreakdown } from '../../core/usage';
-import { inboundStorageUsed } from '../../db/repositories/inbound-storage';
+import { inboundStorageUsed } from '../../db/repositories/inbox-storage';
 import { findUsageStatement, usageDays, usedInPeriod } from '../../db/repositories/usage';
 import type { UsageSnapshot } from './schemas';
 

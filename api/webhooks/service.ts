@@ -15,7 +15,7 @@ import {
   type WebhookChanges,
   type WebhookRecord,
 } from '../../db/repositories/webhooks';
-import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../services/public-fetch';
+import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../infra/public-fetch';
 
 /** After a rotation the old secret signs too for this long, so receivers can switch without losing a request. */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -32,7 +32,7 @@ export interface WebhookServiceDeps {
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { db } = deps;
 
-  /** The same rules as every call to it (services/public-fetch.ts), answered as a validation error. */
+  /** The same rules as every call to it (infra/public-fetch.ts), answered as a validation error. */
   async function checkUrl(url: string): Promise<void> {
     try {
       await checkPublicUrl(url, { ...deps.fetch, timeoutMs: URL_CHECK_TIMEOUT_MS });

@@ -11,7 +11,7 @@ import type { QueryInterface } from 'sequelize';
  *   without `@`), so the unique index ends a duplicate rule in the database and the listener compares as stored.
  * - `threads`: a conversation of one inbox. `normalized_subject` and `participants` (the correspondents'
  *   lower-case addresses, the inbox itself excluded) are what subject threading matches on
- *   (core/inbound/threading.ts), after In-Reply-To/References found nothing.
+ *   (core/inbox/threading.ts), after In-Reply-To/References found nothing.
  * - `inbox_messages`: every message of an inbox, both directions. An inbound row in status `received` is the
  *   point of acceptance of the SMTP listener: it is written before the 250 answer, with the raw message already
  *   in the blob store (`raw_blob_key`); the inbound-mail workflow parses it and fills the rest (`processed`).

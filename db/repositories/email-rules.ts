@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { RuleAction, RuleMatchType } from '../../core/inbound/rules';
+import type { RuleAction, RuleMatchType } from '../../core/inbox/rules';
 
-/** The allow/block rules as the API manages them; the SMTP listener reads them through inbound-mail.ts. */
+/** The allow/block rules as the API manages them; the SMTP listener reads them through inbox-mail.ts. */
 export interface EmailRuleRecord {
   id: string;
   action: RuleAction;

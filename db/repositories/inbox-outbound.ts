@@ -1,5 +1,5 @@
 import type { AcceptanceFollowUp } from './message-acceptance';
-import type { InboxAttachment } from './inbox-threads';
+import type { InboxAttachment } from './inbox-messages';
 
 /** What an inbox send writes beside its messages row: the out row, its thread, the day's `sent` counter. */
 export interface InboxOutRow {

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { SubjectCandidate } from '../../core/inbox/threading';
 
-/** Reading an inbox: its threads by folder, a thread's messages, drafts. Sending is inbox-outbound.ts. */
+/**
+ * An inbox's threads: reading them by folder and filing them (the API), and the inbound-mail workflow's
+ * threading of an arrival (the threads its references or subject name, a new thread or one more message in one).
+ * The workflow's writes take the transaction of the whole processing. The messages in them are inbox-messages.ts.
+ */
 
 export type ThreadFolder = 'inbox' | 'sent' | 'drafts' | 'archived';
-export type InboxMessageStatus = 'received' | 'processed' | 'draft' | 'queued' | 'sent' | 'delivered' | 'bounced' | 'failed';
 
 export interface ThreadRecord {
   id: string;
@@ -15,42 +19,6 @@ export interface ThreadRecord {
   messageCount: number;
   unreadCount: number;
   lastMessageAt: Date;
-  createdAt: Date;
-}
-
-/** An attachment as an inbox row lists it: ours are attachment refs, inbound ones carry their blob key. */
-export interface InboxAttachment {
-  id?: string;
-  filename?: string | null;
-  contentType?: string;
-  size?: number;
-  contentId?: string | null;
-  blobKey?: string;
-}
-
-export interface InboxMessageRecord {
-  id: string;
-  inboxId: string;
-  threadId: string | null;
-  direction: 'in' | 'out';
-  status: InboxMessageStatus;
-  messageIdHeader: string | null;
-  inReplyTo: string | null;
-  references: string[];
-  fromAddress: string | null;
-  fromName: string | null;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  replyText: string | null;
-  attachments: InboxAttachment[];
-  auth: Record<string, unknown> | null;
-  malformed: boolean;
-  /** The messages row that carried an out row (null for inbound rows and drafts). */
-  messageId: string | null;
   createdAt: Date;
 }
 
@@ -79,60 +47,6 @@ const toThread = (row: ThreadRow): ThreadRecord => ({
   lastMessageAt: row.last_message_at,
   createdAt: row.created_at,
 });
-
-interface MessageRow {
-  id: string;
-  inbox_id: string;
-  thread_id: string | null;
-  direction: 'in' | 'out';
-  status: InboxMessageStatus;
-  message_id_header: string | null;
-  in_reply_to: string | null;
-  references: string[];
-  from_address: string | null;
-  from_name: string | null;
-  to_addresses: string[];
-  cc_addresses: string[];
-  bcc_addresses: string[];
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  reply_text: string | null;
-  attachments: InboxAttachment[];
-  auth: Record<string, unknown> | null;
-  malformed: boolean;
-  message_id: string | null;
-  created_at: Date;
-}
-
-const MESSAGE_COLUMNS = `id, inbox_id, thread_id, direction, status, message_id_header, in_reply_to, "references", from_address, from_name,
-  to_addresses, cc_addresses, bcc_addresses, subject, html, text, reply_text, attachments, auth, malformed, message_id, created_at`;
-
-const toMessage = (row: MessageRow): InboxMessageRecord => ({
-  id: row.id,
-  inboxId: row.inbox_id,
-  threadId: row.thread_id,
-  direction: row.direction,
-  status: row.status,
-  messageIdHeader: row.message_id_header,
-  inReplyTo: row.in_reply_to,
-  references: row.references,
-  fromAddress: row.from_address,
-  fromName: row.from_name,
-  to: row.to_addresses,
-  cc: row.cc_addresses,
-  bcc: row.bcc_addresses,
-  subject: row.subject,
-  html: row.html,
-  text: row.text,
-  replyText: row.reply_text,
-  attachments: row.attachments,
-  auth: row.auth,
-  malformed: row.malformed,
-  messageId: row.message_id,
-  createdAt: row.created_at,
-});
-
 /** Where a page ends: the last thread's position in the folder's order (newest activity first). */
 export interface ThreadCursor {
   lastMessageAt: Date;
@@ -165,15 +79,6 @@ export async function findThread(db: Sequelize, workspaceId: string, inboxId: st
   return rows[0] ? toThread(rows[0]) : null;
 }
 
-/** A thread's messages, oldest first, drafts included (their status says so). */
-export async function listThreadMessages(db: Sequelize, workspaceId: string, threadId: string): Promise<InboxMessageRecord[]> {
-  const rows = await db.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM inbox_messages WHERE workspace_id = $1 AND thread_id = $2 ORDER BY created_at, id`,
-    { bind: [workspaceId, threadId], type: QueryTypes.SELECT },
-  );
-  return rows.map(toMessage);
-}
-
 /** Moves a thread to another folder (archive, unarchive); reading a thread's messages also marks them read. */
 export async function setThreadFolder(db: Sequelize, workspaceId: string, inboxId: string, threadId: string, folder: ThreadFolder): Promise<ThreadRecord | null> {
   const rows = await db.query<ThreadRow>(
@@ -194,99 +99,104 @@ export async function markThreadRead(db: Sequelize, workspaceId: string, threadI
   );
 }
 
-export async function findInboxMessage(db: Sequelize, workspaceId: string, inboxId: string, id: string): Promise<InboxMessageRecord | null> {
-  const rows = await db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM inbox_messages WHERE workspace_id = $1 AND inbox_id = $2 AND id = $3`, {
-    bind: [workspaceId, inboxId, id],
-    type: QueryTypes.SELECT,
-  });
-  return rows[0] ? toMessage(rows[0]) : null;
-}
-
-/** The out row a messages row carried (a repeated idempotencyKey answers with it). */
-export async function findOutboundByMessage(db: Sequelize, workspaceId: string, messageId: string): Promise<InboxMessageRecord | null> {
-  const rows = await db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM inbox_messages WHERE workspace_id = $1 AND message_id = $2`, {
-    bind: [workspaceId, messageId],
-    type: QueryTypes.SELECT,
-  });
-  return rows[0] ? toMessage(rows[0]) : null;
+/**
+ * The threads of the inbox's earlier messages that these ids name: by our Message-ID header (inbound ids are
+ * stored normalized; ours are `<messages.id>@<sending domain>`), or by the provider id SES rewrote ours to.
+ * Each answer says which id matched, so the caller keeps the nearest ancestor, and who is in that thread.
+ */
+export async function threadsOfReferences(
+  db: Sequelize,
+  inboxId: string,
+  ids: { messageIds: readonly string[]; providerIds: readonly string[] },
+  transaction: Transaction,
+): Promise<Array<{ messageIdHeader: string | null; providerMessageId: string | null; threadId: string; participants: string[] }>> {
+  if (!ids.messageIds.length && !ids.providerIds.length) return [];
+  return db.query(
+    // Both arms use their index (inbox_messages_header_idx, inbox_messages_provider_idx).
+    `SELECT r."messageIdHeader", r."providerMessageId", r."threadId", t.participants
+       FROM (SELECT message_id_header AS "messageIdHeader", NULL AS "providerMessageId", thread_id AS "threadId"
+               FROM inbox_messages WHERE inbox_id = $1 AND message_id_header = ANY ($2::text[]) AND thread_id IS NOT NULL
+             UNION ALL
+             SELECT NULL, provider_message_id, thread_id
+               FROM inbox_messages WHERE inbox_id = $1 AND provider_message_id = ANY ($3::text[]) AND thread_id IS NOT NULL) r
+       JOIN threads t ON t.id = r."threadId"`,
+    { bind: [inboxId, ids.messageIds, ids.providerIds], type: QueryTypes.SELECT, transaction },
+  );
 }
 
 /**
- * What a reply answers: the thread's latest inbound message (a parsed one, or one still being parsed that
- * already has its Message-ID), else its latest message of ours that went out. Drafts are never answered.
+ * Recent threads of the inbox with this normalized subject (threads_subject_idx), for subject threading, each
+ * saying whether the sender is vouched in it (inbox_messages_thread_idx): we wrote to it there (our To, Cc or
+ * Bcc, which may be `Name <address>`), or it wrote there with an authenticated From (`auth.sender`, set by
+ * markProcessed). To and Cc of inbound mail are left out: an unauthenticated stranger could put anyone there.
+ * EXISTS stops at the first vouching message, so a thread the sender is in costs a few rows, whatever its size.
  */
-export async function findAnsweredMessage(db: Sequelize, workspaceId: string, threadId: string): Promise<InboxMessageRecord | null> {
-  const rows = await db.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM inbox_messages
-     WHERE workspace_id = $1 AND thread_id = $2 AND status <> 'draft'
-     ORDER BY (direction = 'in') DESC, created_at DESC, id DESC LIMIT 1`,
-    { bind: [workspaceId, threadId], type: QueryTypes.SELECT },
+export async function subjectCandidates(
+  db: Sequelize,
+  inboxId: string,
+  query: { normalizedSubject: string; since: Date; sender: string },
+  transaction: Transaction,
+): Promise<SubjectCandidate[]> {
+  if (!query.normalizedSubject) return [];
+  return db.query<SubjectCandidate>(
+    `SELECT t.id AS "threadId", t.normalized_subject AS "normalizedSubject", t.last_message_at AS "lastMessageAt",
+            EXISTS (SELECT 1 FROM inbox_messages m
+                     WHERE m.workspace_id = t.workspace_id AND m.thread_id = t.id
+                       AND ((m.direction = 'in' AND m.from_address = $4 AND m.auth -> 'sender' ->> 'authenticated' = 'true')
+                         OR (m.direction = 'out' AND m.status <> 'draft'
+                             AND EXISTS (SELECT 1 FROM unnest(m.to_addresses || m.cc_addresses || m.bcc_addresses) AS address
+                                          -- A plain address, or one in angle brackets after a name; no regex: four times cheaper over a long thread.
+                                          WHERE lower(address) = $4 OR right(lower(address), length($4) + 2) = '<' || $4 || '>')))
+            ) AS "senderVouched"
+       FROM threads t WHERE t.inbox_id = $1 AND t.normalized_subject = $2 AND t.last_message_at >= $3
+      ORDER BY t.last_message_at DESC LIMIT 20`,
+    { bind: [inboxId, query.normalizedSubject, query.since, query.sender.toLowerCase()], type: QueryTypes.SELECT, transaction },
   );
-  return rows[0] ? toMessage(rows[0]) : null;
 }
 
-export interface NewDraft {
+export interface ThreadArrival {
+  workspaceId: string;
   inboxId: string;
-  /** The thread it answers, or null for a new conversation (a thread in folder `drafts` is made for it). */
-  threadId: string | null;
-  fromAddress: string;
-  fromName: string | null;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  attachments: InboxAttachment[];
+  subject: string;
   normalizedSubject: string;
-  /** The correspondents' lower-case addresses (threads.participants), the inbox excluded. */
-  participants: string[];
+  /** The message's correspondents, lower-case, the inbox excluded. */
+  participants: readonly string[];
+  at: Date;
 }
 
-/** A draft row and, for a new conversation, its thread, in one statement. Returns the draft and thread ids. */
-export async function insertDraft(db: Sequelize, workspaceId: string, draft: NewDraft): Promise<{ draftId: string; threadId: string }> {
-  const draftId = randomUUID();
-  const threadId = draft.threadId ?? randomUUID();
+export async function createThread(db: Sequelize, arrival: ThreadArrival, transaction: Transaction): Promise<string> {
+  const id = randomUUID();
   await db.query(
-    `WITH thread AS (
-       INSERT INTO threads AS t (id, workspace_id, inbox_id, subject, normalized_subject, participants, folder, message_count)
-       VALUES ($3, $1, $2, COALESCE($9, ''), $14, $15::text[], 'drafts', 1)
-       ON CONFLICT (id) DO UPDATE SET message_count = t.message_count + 1, updated_at = now()
-       WHERE t.workspace_id = $1 AND t.inbox_id = $2
-       RETURNING id
-     )
-     INSERT INTO inbox_messages (id, workspace_id, inbox_id, thread_id, direction, status, from_address, from_name,
-       to_addresses, cc_addresses, bcc_addresses, subject, html, text, attachments)
-     SELECT $4, $1, $2, thread.id, 'out', 'draft', $5, $6, $7::text[], $8::text[], $13::text[], $9, $10, $11, $12::jsonb FROM thread`,
-    {
-      bind: [
-        workspaceId, draft.inboxId, threadId, draftId, draft.fromAddress, draft.fromName, draft.to, draft.cc, draft.subject,
-        draft.html, draft.text, JSON.stringify(draft.attachments), draft.bcc, draft.normalizedSubject, draft.participants,
-      ],
-    },
+    `INSERT INTO threads (id, workspace_id, inbox_id, subject, normalized_subject, participants, folder, message_count, unread_count, last_message_at)
+     VALUES ($1, $2, $3, $4, $5, $6::text[], 'inbox', 1, 1, $7)`,
+    { bind: [id, arrival.workspaceId, arrival.inboxId, arrival.subject, arrival.normalizedSubject, arrival.participants, arrival.at], transaction },
   );
-  return { draftId, threadId };
+  return id;
 }
 
 /**
- * Deletes a draft. A new conversation's thread that holds nothing else goes with it; a reply draft's thread
- * counts one message less.
+ * A new inbound message in an existing thread: counted, its correspondents added, and a thread filed in
+ * `sent` or `archived` comes back to `inbox`, since someone wrote to it.
  */
-export async function deleteDraft(db: Sequelize, workspaceId: string, inboxId: string, draftId: string): Promise<boolean> {
-  const rows = await db.query<{ thread_id: string | null }>(
-    `WITH gone AS (
-       DELETE FROM inbox_messages WHERE workspace_id = $1 AND inbox_id = $2 AND id = $3 AND status = 'draft' RETURNING thread_id
-     ),
-     emptied AS (
-       DELETE FROM threads t USING gone WHERE t.workspace_id = $1 AND t.id = gone.thread_id AND t.folder = 'drafts' AND t.message_count <= 1
-       RETURNING t.id
-     ),
-     counted AS (
-       UPDATE threads t SET message_count = greatest(t.message_count - 1, 0), updated_at = now()
-       FROM gone WHERE t.workspace_id = $1 AND t.id = gone.thread_id AND NOT EXISTS (SELECT 1 FROM emptied)
-     )
-     SELECT thread_id FROM gone`,
-    { bind: [workspaceId, inboxId, draftId], type: QueryTypes.SELECT },
+export async function addToThread(db: Sequelize, threadId: string, arrival: ThreadArrival, transaction: Transaction): Promise<void> {
+  await db.query(
+    `UPDATE threads SET
+        message_count = message_count + 1,
+        unread_count = unread_count + 1,
+        participants = ARRAY(SELECT DISTINCT p FROM unnest(participants || $3::text[]) AS p ORDER BY p),
+        last_message_at = greatest(last_message_at, $4),
+        folder = CASE WHEN folder IN ('sent', 'archived') THEN 'inbox' ELSE folder END,
+        updated_at = now()
+      WHERE workspace_id = $1 AND id = $2`,
+    { bind: [arrival.workspaceId, threadId, arrival.participants, arrival.at], transaction },
   );
-  return rows.length === 1;
+}
+
+/** Whether the thread holds a message we sent: an inbound message joining it is a reply to us. */
+export async function threadHasSentMessage(db: Sequelize, workspaceId: string, threadId: string, transaction: Transaction): Promise<boolean> {
+  const rows = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM inbox_messages WHERE workspace_id = $1 AND thread_id = $2 AND direction = 'out' AND status <> 'draft') AS found`,
+    { bind: [workspaceId, threadId], type: QueryTypes.SELECT, transaction },
+  );
+  return rows[0]?.found ?? false;
 }

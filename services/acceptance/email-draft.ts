@@ -5,7 +5,7 @@ import type { EmailContentInput } from '../../core/message-content';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../attachment-sources';
-import { authorizedSender, type VerifiedDomainLookup } from '../sender-authorization';
+import { authorizedSender, type VerifiedDomainLookup } from '../../core/sender-authorization';
 
 /**
  * An email to accept, as POST /emails takes it (api/emails/schemas.ts validates it there); POST /messages,

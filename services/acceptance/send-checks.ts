@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { findDomainByName } from '../../db/repositories/domains';
 import { findTemplateByIdOrName } from '../../db/repositories/templates';
 import type { AttachmentSources } from '../attachment-sources';
-import type { VerifiedDomainLookup } from '../sender-authorization';
+import type { VerifiedDomainLookup } from '../../core/sender-authorization';
 import type { SendChecks } from './email-draft';
 import { LookupCache } from './lookup-cache';
 

@@ -14,7 +14,7 @@ import { findKeyOwnerByHash } from '../../db/repositories/api-keys';
 import { closeRedis, createRedis, createSubscriber, redisReady } from '../../db/redis';
 import { createAudiencePool } from '../../db/audience-session';
 import { createSequelize } from '../../db/sequelize';
-import { createTemplateRenderer, templateRendererOptions } from '../../services/template-renderer';
+import { createTemplateRenderer, templateRendererOptions } from '../../infra/template-renderer';
 
 export interface ApiHarness {
   url: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
-import { normalizeSubject } from '../../core/inbound/threading';
+import { normalizeSubject } from '../../core/inbox/threading';
 
 export interface ReceivedMail {
   inboxId: string;

@@ -6,7 +6,7 @@ import { loadConfig } from '../../core/config';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { findAttachment, insertAttachment, listAttachments } from '../../db/repositories/attachments';
 import { createSequelize } from '../../db/sequelize';
-import { createAttachmentFiles } from '../../services/attachment-files';
+import { createAttachmentFiles } from '../../db/attachment-files';
 import { type AttachmentSources, createAttachmentSources } from '../../services/attachment-sources';
 import { createWorkspace } from '../helpers/factories';
 import { guardSockets, type SocketGuard, type StandInServer, standInResolver, startStandInServer } from '../helpers/ssrf-stand-in';

@@ -12,7 +12,7 @@ import { insertIdentities } from '../../db/repositories/contact-identities';
 import { insertContact } from '../../db/repositories/contacts';
 import { insertTemplate } from '../../db/repositories/templates';
 import { createSequelize } from '../../db/sequelize';
-import { createTemplateRenderer, templateRendererOptions, type TemplateRenderer } from '../../services/template-renderer';
+import { createTemplateRenderer, templateRendererOptions, type TemplateRenderer } from '../../infra/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
 

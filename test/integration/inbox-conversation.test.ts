@@ -3,12 +3,12 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
-import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
+import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
-import { startInboundListener } from '../helpers/inbound-listener';
+import { startInboundListener } from '../helpers/inbox-listener';
 import { until } from '../helpers/polling';
 
 jest.setTimeout(120_000);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { periodKey, usagePeriodAt } from '../../core/plans';
-import { findMailbox, listEmailRules } from '../../db/repositories/inbound-mail';
+import { findMailbox, listEmailRules } from '../../db/repositories/inbox-mail';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';

@@ -8,12 +8,12 @@ import { returnPathTokenOf, returnPathTokens } from '../../core/bounces/return-p
 import { configKeyring } from '../../core/config';
 import { macKeys } from '../../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
-import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
+import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
-import { startInboundListener } from '../helpers/inbound-listener';
+import { startInboundListener } from '../helpers/inbox-listener';
 import { expectStatus, until } from '../helpers/polling';
 import { openSmtpSession } from '../helpers/smtp-session';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';

@@ -1,4 +1,4 @@
-import { fetchPublicFile, postPublic, type PublicFetchOptions } from '../../services/public-fetch';
+import { fetchPublicFile, postPublic, type PublicFetchOptions } from '../../infra/public-fetch';
 import { guardSockets, type SocketGuard, type StandInServer, standInResolver, startStandInServer } from '../helpers/ssrf-stand-in';
 
 /**

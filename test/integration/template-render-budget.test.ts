@@ -2,7 +2,7 @@ import { PermanentSendError } from '../../core/delivery';
 import { createEmailRenderer } from '../../activities/email-render';
 import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';
-import { createTemplateRenderer, type TemplateRenderer } from '../../services/template-renderer';
+import { createTemplateRenderer, type TemplateRenderer } from '../../infra/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace, type TestWorkspace } from '../helpers/factories';
 

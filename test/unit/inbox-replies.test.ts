@@ -1,5 +1,5 @@
 import { parseMailboxes } from '../../core/addresses';
-import { type AnsweredMessage, MAX_REFERENCES, quoted, referenceHeaders, replyRecipients, replyReferences, replySubject } from '../../core/inbox-replies';
+import { type AnsweredMessage, MAX_REFERENCES, quoted, referenceHeaders, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
 
 const parse = (value: string) => {
   const parsed = parseMailboxes(value);

@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors';
 import type { TemplateVersionContent } from '../../core/templates/content';
 import { renderTemplate } from '../../core/templates/render';
-import { createTemplateRenderer, type TemplateRenderer } from '../../services/template-renderer';
+import { createTemplateRenderer, type TemplateRenderer } from '../../infra/template-renderer';
 
 const version = (content: Partial<TemplateVersionContent>): TemplateVersionContent => ({
   id: 'version-1',

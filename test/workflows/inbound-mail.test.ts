@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import type { InboundMailInput, ProcessOutcome } from '../../activities/inbound-mail';
+import type { InboundMailInput, ProcessOutcome } from '../../activities/inbox-mail';
 import { inboundMailWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 

@@ -15,7 +15,7 @@ import {
 } from '../../../db/repositories/analytics-connections';
 import { findAttachment } from '../../../db/repositories/attachments';
 import { checkMatomoSite } from '../../../providers/matomo/connector';
-import { checkPublicUrl, exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../../services/public-fetch';
+import { checkPublicUrl, exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../../infra/public-fetch';
 import { analyticsSyncProgressQuery } from '../../../workflows/analytics-sync';
 import { startAnalyticsSync } from '../../../workflows/starts';
 

@@ -6,7 +6,7 @@ import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
 import type { JourneyMessageOutcome } from '../../../activities/journey-messages';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
-import type { ProcessOutcome } from '../../../activities/inbound-mail';
+import type { ProcessOutcome } from '../../../activities/inbox-mail';
 import type { SweepReport } from '../../../activities/journey-sweeper';
 import type { ReconcileReport } from '../../../activities/reconciler';
 import type { WebhookAttemptOutcome } from '../../../activities/webhooks';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Splitter } from '@zone-eu/mailsplit';
-import type { ByteBudget } from '../core/inbound/byte-budget';
+import type { ByteBudget } from '../../core/inbox/byte-budget';
 
 export interface SpoolLimits {
   /** Where the file is written (INBOUND_SPOOL_DIR or the system's temporary directory). */
@@ -25,7 +25,7 @@ export interface SpooledMessage {
   /** The raw message as received; whole only when `outcome` is `complete`. */
   path: string;
   size: number;
-  /** The first 256 KiB: where the header block is (core/inbound/header-block.ts reads no further). */
+  /** The first 256 KiB: where the header block is (core/inbox/header-block.ts reads no further). */
   head: Buffer;
   parts: number;
   attachments: number;

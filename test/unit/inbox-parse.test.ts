@@ -1,5 +1,5 @@
-import { parseInboundMail, replyTextOf } from '../../activities/inbound-parse';
-import { mimeDefects } from '../../core/inbound/mime-defects';
+import { parseInboundMail, replyTextOf } from '../../activities/inbox-parse';
+import { mimeDefects } from '../../core/inbox/mime-defects';
 
 describe('reply text of an inbound message', () => {
   it('Gmail\'s "On … wrote:" and its quoted lines are cut off', () => {

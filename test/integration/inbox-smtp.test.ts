@@ -9,13 +9,13 @@ import type { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
-import type { InboundAuthResults } from '../../core/inbound/auth-results';
+import type { InboundAuthResults } from '../../core/inbox/auth-results';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { findDomainByName, setInboundEnabled } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
-import type { AcceptedInboundMessage } from '../../workers/inbound-acceptance';
-import { inboundLimits, type InboundLimits } from '../../workers/inbound-limits';
-import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import type { AcceptedInboundMessage } from '../../workers/inbox/acceptance';
+import { inboundLimits, type InboundLimits } from '../../workers/inbox/limits';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
 

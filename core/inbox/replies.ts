@@ -1,4 +1,4 @@
-import { type Mailbox, formatMailbox } from './addresses';
+import { type Mailbox, formatMailbox } from '../addresses';
 
 /**
  * How an inbox answers a message (RFC 5322 §3.6.4): In-Reply-To names the message answered, References is its

@@ -1,4 +1,4 @@
-import { decideSender, matchesRule, normalizeRuleValue, type EmailRule } from '../../core/inbound/rules';
+import { decideSender, matchesRule, normalizeRuleValue, type EmailRule } from '../../core/inbox/rules';
 
 const allow = (matchType: EmailRule['matchType'], value: string): EmailRule => ({ action: 'allow', matchType, value });
 const block = (matchType: EmailRule['matchType'], value: string): EmailRule => ({ action: 'block', matchType, value });

@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
-import type { Config } from '../core/config';
-import type { AdmissionLimits } from './inbound-admission';
+import type { Config } from '../../core/config';
+import type { AdmissionLimits } from './admission';
 
 /** Everything the inbound listener bounds (README, Configuration; docs/inboxes.md, Limits). */
 export interface InboundLimits extends AdmissionLimits {

@@ -2,9 +2,9 @@ import { LRUCache } from 'lru-cache';
 import { Client } from 'pg';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
-import type { EmailRule } from '../core/inbound/rules';
-import { findMailbox, listEmailRules, type MailboxLookup } from '../db/repositories/inbound-mail';
-import { inboundStorageUsed, type InboundStorage } from '../db/repositories/inbound-storage';
+import type { EmailRule } from '../../core/inbox/rules';
+import { findMailbox, listEmailRules, type MailboxLookup } from '../../db/repositories/inbox-mail';
+import { inboundStorageUsed, type InboundStorage } from '../../db/repositories/inbox-storage';
 
 /** The channel of migration 0029's triggers; payloads `domain:<name>` and `rules:<workspaceId>`. */
 const CHANNEL = 'inbound_recipients';

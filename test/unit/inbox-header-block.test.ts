@@ -1,4 +1,4 @@
-import { headerBlockOf, headerValue } from '../../core/inbound/header-block';
+import { headerBlockOf, headerValue } from '../../core/inbox/header-block';
 
 describe('header block', () => {
   const raw = Buffer.from('From: a@example.com\r\nMessage-ID:\r\n  <id-1@example.com>\r\nSubject: hi\r\n\r\nBody\r\nMessage-ID: <not-a-header@x>\r\n');

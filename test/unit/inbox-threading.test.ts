@@ -8,7 +8,7 @@ import {
   sesProviderIdOf,
   threadingReferences,
   type ThreadQuery,
-} from '../../core/inbound/threading';
+} from '../../core/inbox/threading';
 
 describe('normalizeSubject', () => {
   it.each([

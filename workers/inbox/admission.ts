@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { clientKey } from '../core/inbound/client-key';
+import { clientKey } from '../../core/inbox/client-key';
 
 export interface AdmissionLimits {
   /** Connections one client address holds at once. */
@@ -17,7 +17,7 @@ export interface Refusal {
 }
 
 /**
- * Who may connect and start a message, per client address (core/inbound/client-key.ts), so one sender cannot
+ * Who may connect and start a message, per client address (core/inbox/client-key.ts), so one sender cannot
  * take the connection slots, the spool or the database from the others. Counted in this process's memory by
  * rate-limiter-flexible: an MX runs one listener or a few, each refusing on its own count, and a limiter kept
  * in Redis would add a network round trip to every connection and a way for a Redis outage to stop mail.

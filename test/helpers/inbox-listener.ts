@@ -2,13 +2,13 @@ import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import type { SMTPServer } from 'smtp-server';
 import type { BlobStore } from '../../db/blob-store';
-import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbound-acceptance';
-import { inboundLimits } from '../../workers/inbound-limits';
-import { bounceIntake } from '../../workers/inbound-bounces';
+import { type AcceptedInboundMessage, startInboundMailWorkflows } from '../../workers/inbox/acceptance';
+import { inboundLimits } from '../../workers/inbox/limits';
+import { bounceIntake } from '../../workers/inbox/bounces';
 import { returnPathTokens } from '../../core/bounces/return-path';
 import { configKeyring } from '../../core/config';
 import { macKeys } from '../../core/secrets';
-import { createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
+import { createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbox/smtp-server';
 import type { TestDnsServer } from './dns-server';
 import type { EmailStack } from './email-stack';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { InboundAuthResults } from '../../core/inbound/auth-results';
-import type { EmailRule } from '../../core/inbound/rules';
+import type { InboundAuthResults } from '../../core/inbox/auth-results';
+import type { EmailRule } from '../../core/inbox/rules';
 
 /** The SMTP listener's reads and writes: who a recipient is, the rules of its workspace, the accepted row. */
 

@@ -3,18 +3,18 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
-import { createDnsResolve } from '../activities/dns-lookup';
-import { configKeyring, loadConfig } from '../core/config';
-import { logRedaction } from '../core/log-redaction';
-import { blobStoreOptions, createBlobStore } from '../db/blob-store';
-import { createSequelize } from '../db/sequelize';
-import { startInboundMailWorkflows } from './inbound-acceptance';
-import { bounceIntake } from './inbound-bounces';
-import { macKeys } from '../core/secrets';
-import { returnPathTokens } from '../core/bounces/return-path';
-import { inboundLimits } from './inbound-limits';
-import { listenForRecipientChanges, RecipientDirectory } from './inbound-recipients';
-import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './inbound-smtp-server';
+import { createDnsResolve } from '../../activities/dns-lookup';
+import { configKeyring, loadConfig } from '../../core/config';
+import { logRedaction } from '../../core/log-redaction';
+import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
+import { createSequelize } from '../../db/sequelize';
+import { startInboundMailWorkflows } from './acceptance';
+import { bounceIntake } from './bounces';
+import { macKeys } from '../../core/secrets';
+import { returnPathTokens } from '../../core/bounces/return-path';
+import { inboundLimits } from './limits';
+import { listenForRecipientChanges, RecipientDirectory } from './recipients';
+import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './smtp-server';
 
 /**
  * The inbound SMTP process (`npm start` runs it beside the API and the worker): the MX of inbound-enabled

@@ -3,13 +3,13 @@ import { createReadStream } from 'node:fs';
 import type { DNSResolver } from 'mailauth';
 import type { Client } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
-import { headerBlockOf, headerValue } from '../core/inbound/header-block';
-import { parseMessageIds } from '../core/inbound/threading';
-import type { BlobStore } from '../db/blob-store';
-import { insertReceivedMessage } from '../db/repositories/inbound-mail';
-import { markInboundStarted } from '../db/repositories/inbound-outbox';
-import { startInboundMailWorkflow } from '../workflows/starts';
-import { evaluateSender, type SenderContext } from './inbound-authentication';
+import { headerBlockOf, headerValue } from '../../core/inbox/header-block';
+import { parseMessageIds } from '../../core/inbox/threading';
+import type { BlobStore } from '../../db/blob-store';
+import { insertReceivedMessage } from '../../db/repositories/inbox-mail';
+import { markInboundStarted } from '../../db/repositories/inbox-outbox';
+import { startInboundMailWorkflow } from '../../workflows/starts';
+import { evaluateSender, type SenderContext } from './authentication';
 
 export interface AcceptedRecipient {
   workspaceId: string;
@@ -18,7 +18,7 @@ export interface AcceptedRecipient {
   address: string;
 }
 
-/** A message as the listener spooled it (workers/inbound-spool.ts): on disk, with its first bytes at hand. */
+/** A message as the listener spooled it (workers/inbox/spool.ts): on disk, with its first bytes at hand. */
 export interface SpooledRaw {
   path: string;
   size: number;
@@ -109,7 +109,7 @@ export interface HandOffDeps {
 /**
  * Starts the inbound-mail workflow of each accepted message right after the 250, then takes the started ones
  * out of the outbox (`workflow_started_at`). A start that fails loses nothing: the row stays `received` without
- * `workflow_started_at`, and the inbound dispatcher (workers/inbound-dispatcher.ts) starts it a few seconds
+ * `workflow_started_at`, and the inbound dispatcher (workers/inbox/dispatcher.ts) starts it a few seconds
  * later. Throws the first failure after trying them all, so the listener logs it.
  */
 export async function startInboundMailWorkflows(deps: HandOffDeps, accepted: readonly AcceptedInboundMessage[]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { authenticate, type DNSResolver } from 'mailauth';
-import { authVerdict, type InboundAuthResults } from '../core/inbound/auth-results';
+import { authVerdict, type InboundAuthResults } from '../../core/inbox/auth-results';
 
 export interface SenderContext {
   /** The connecting server's address, what SPF is about. */

@@ -1,5 +1,5 @@
-import { ByteBudget } from '../../core/inbound/byte-budget';
-import { clientKey } from '../../core/inbound/client-key';
+import { ByteBudget } from '../../core/inbox/byte-budget';
+import { clientKey } from '../../core/inbox/client-key';
 
 describe('the inbound bytes-in-flight budget', () => {
   it('takes bytes while they fit, refuses (taking nothing) past the limit, and fits again once given back', () => {

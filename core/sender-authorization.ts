@@ -1,5 +1,5 @@
-import { domainOf, type Mailbox, parseMailboxes } from '../core/addresses';
-import { AppError } from '../core/errors';
+import { domainOf, type Mailbox, parseMailboxes } from './addresses';
+import { AppError } from './errors';
 
 /**
  * The workspace's sending domain of that name if it is verified (with its default display name), or null.

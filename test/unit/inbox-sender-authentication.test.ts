@@ -1,5 +1,5 @@
-import type { InboundAuthResults } from '../../core/inbound/auth-results';
-import { authenticateSender, senderMark } from '../../core/inbound/sender-authentication';
+import type { InboundAuthResults } from '../../core/inbox/auth-results';
+import { authenticateSender, senderMark } from '../../core/inbox/sender-authentication';
 
 /** Verdicts as the listener records them for a message whose one From is `from`. */
 function verdicts(from: string, overrides: Partial<InboundAuthResults> = {}): InboundAuthResults {

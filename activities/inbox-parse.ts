@@ -1,8 +1,8 @@
 import EmailReplyParser from 'email-reply-parser';
 import { convert } from 'html-to-text';
 import { type AddressObject, simpleParser } from 'mailparser';
-import { type MimeDefect, mimeDefects } from '../core/inbound/mime-defects';
-import { parseMessageIds } from '../core/inbound/threading';
+import { type MimeDefect, mimeDefects } from '../core/inbox/mime-defects';
+import { parseMessageIds } from '../core/inbox/threading';
 
 /** An inbound message as the workflow stores it: what mailparser could read, and what it could not. */
 export interface ParsedInbound {

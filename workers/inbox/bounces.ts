@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import type { ReturnPathTokens } from '../core/bounces/return-path';
-import type { BlobStore } from '../db/blob-store';
-import { startBounceMailWorkflow } from '../workflows/starts';
-import type { SpooledRaw } from './inbound-acceptance';
+import type { ReturnPathTokens } from '../../core/bounces/return-path';
+import type { BlobStore } from '../../db/blob-store';
+import { startBounceMailWorkflow } from '../../workflows/starts';
+import type { SpooledRaw } from './acceptance';
 
 /** What the MX does with mail to a VERP return path (`bounces+<token>@…`, any domain): no inbox is involved. */
 export interface BounceIntake {

@@ -9,8 +9,8 @@ import {
   UPLOAD_URL_SECONDS,
 } from '../core/attachments';
 import { AppError } from '../core/errors';
-import type { BlobStore } from '../db/blob-store';
-import { automationsUsing } from '../db/repositories/automations';
+import type { BlobStore } from './blob-store';
+import { automationsUsing } from './repositories/automations';
 import {
   type AttachmentOrigin,
   type AttachmentRecord,
@@ -18,7 +18,7 @@ import {
   insertAttachment,
   markAttachmentDeleted,
   markAttachmentReady,
-} from '../db/repositories/attachments';
+} from './repositories/attachments';
 
 export interface AttachmentFilesDeps {
   db: Sequelize;

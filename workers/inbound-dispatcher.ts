@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { inLanes } from '../core/lanes';
 import { claimUnstartedInbound, markInboundStarted } from '../db/repositories/inbound-outbox';
-import { startInboundMailWorkflow } from '../workflows/starts';
+import { withDeadline } from '../temporal/deadline';
+import { startInboundMailWorkflow } from '../temporal/inbound';
 
 export interface InboundDispatcherOptions {
   db: Sequelize;
@@ -38,7 +39,7 @@ export function runInboundDispatcher(options: InboundDispatcherOptions): { stop:
     options.db.transaction(async (transaction) => {
       const claimed = await claimUnstartedInbound(options.db, { olderThan: new Date(Date.now() - olderThanMs), limit: ROUND_LIMIT }, transaction);
       const started: string[] = [];
-      await options.client.connection.withDeadline(Date.now() + ROUND_DEADLINE_MS, () =>
+      await withDeadline(options.client, ROUND_DEADLINE_MS, () =>
         inLanes(claimed, CONCURRENT_STARTS, async (message) => {
           try {
             await startInboundMailWorkflow(options.client, options.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id });

@@ -4,7 +4,7 @@ import type { Sequelize } from 'sequelize';
 import { inLanes } from '../core/lanes';
 import { WEBHOOK_DISPATCH_LEASE_MS } from '../core/webhook-delivery';
 import { claimWebhookDeliveries, markWebhookDeliveriesDispatched } from '../db/repositories/webhook-dispatch';
-import { startWebhookDeliveryWorkflow } from '../workflows/starts';
+import { startWebhookDeliveryWorkflow } from '../temporal/webhooks';
 import { sweepWebhookSlots } from './webhook-slot-sweep';
 
 export interface WebhookDispatcherOptions {

@@ -1,6 +1,7 @@
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { startCampaignWorkflow } from './campaigns';
 import { journeyControl } from './journeys';
+import { workflowVerdict } from './workflow-status';
 
 /**
  * The client side of activities/ports.ts `TemporalPorts`: what activities may ask of Temporal, over one
@@ -14,16 +15,6 @@ export function temporalPorts(client: Client, taskQueuePrefix: string) {
       start: (campaign: { workspaceId: string; campaignId: string; scheduledAt: Date | null; cursor?: number }) =>
         startCampaignWorkflow(client, taskQueuePrefix, campaign),
     },
-    workflows: {
-      async verdictOf(workflowId: string) {
-        try {
-          const description = await client.workflow.getHandle(workflowId).describe();
-          return description.status.name === 'RUNNING' ? { kind: 'running' as const } : { kind: 'closed' as const, status: description.status.name };
-        } catch (error) {
-          if (error instanceof WorkflowNotFoundError) return { kind: 'missing' as const };
-          throw error;
-        }
-      },
-    },
+    workflows: { verdictOf: (workflowId: string) => workflowVerdict(client, workflowId) },
   };
 }

@@ -8,6 +8,7 @@ COPY core ./core
 COPY api ./api
 COPY db ./db
 COPY services ./services
+COPY temporal ./temporal
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers

@@ -6,11 +6,21 @@ import type { Config } from '../core/config';
  * API, the workers, the inbound MX, the admin scripts, benchmarks and test helpers) goes through these, so a
  * new way to connect (TLS, an API key for a cluster) is added here once and reaches them all.
  */
-export type TemporalSettings = Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>;
+export type TemporalSettings = Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'> & TemporalTransport;
 
-/** What a connection needs from the config; workers pass the same to their NativeConnection. */
-export function temporalConnectionOptions(config: Pick<Config, 'TEMPORAL_ADDRESS'>): Pick<ConnectionOptions, 'address'> {
-  return { address: config.TEMPORAL_ADDRESS };
+/** How to reach the server beyond its address; absent means plain gRPC, as the dev server speaks. */
+type TemporalTransport = Partial<Pick<Config, 'TEMPORAL_TLS' | 'TEMPORAL_API_KEY'>>;
+
+/**
+ * What a connection needs from the config; workers pass the same to their NativeConnection. An API key is
+ * never sent in the clear, so it turns TLS on by itself.
+ */
+export function temporalConnectionOptions(config: Pick<Config, 'TEMPORAL_ADDRESS'> & TemporalTransport): { address: string; tls?: boolean; apiKey?: string } {
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    ...((config.TEMPORAL_TLS || config.TEMPORAL_API_KEY) && { tls: true }),
+    ...(config.TEMPORAL_API_KEY && { apiKey: config.TEMPORAL_API_KEY }),
+  };
 }
 
 /** A client of the configured namespace over a connection made elsewhere (the API's, a test's). */
@@ -37,6 +47,6 @@ export function lazyTemporalClient(config: TemporalSettings): Client {
  * retries; what cannot be started at once is left to the outbox dispatcher, and a readiness probe must
  * answer for now, not after retries that would outlive the request.
  */
-export function connectTemporalForApi(config: Pick<Config, 'TEMPORAL_ADDRESS'>): Connection {
+export function connectTemporalForApi(config: Pick<Config, 'TEMPORAL_ADDRESS'> & TemporalTransport): Connection {
   return Connection.lazy({ ...temporalConnectionOptions(config), interceptors: [] });
 }

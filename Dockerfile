@@ -8,6 +8,9 @@ COPY core ./core
 COPY api ./api
 COPY db ./db
 COPY services ./services
+COPY providers ./providers
+COPY infra ./infra
+COPY temporal ./temporal
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers

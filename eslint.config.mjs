@@ -51,7 +51,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         paths: io,
         patterns: [forbid('core/ is pure: no I/O, no framework, no other layer.',
-          layer('api'), layer('db'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), providersLayer,
+          layer('api'), layer('db'), layer('temporal'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), providersLayer,
           ['sequelize', 'pg', 'ioredis', 'express', '@temporalio/*', 'pino', '@aws-sdk/*'])],
       }],
     },
@@ -63,8 +63,7 @@ export default tseslint.config(
         patterns: [
           forbid('Workflows are deterministic: only core/, @temporalio/workflow and type imports of activities/.',
             layer('api'), layer('db'), layer('workers'), layer('services'), providersLayer, ['node:*', 'sequelize', 'ioredis', 'express', '@temporalio/worker', '@temporalio/activity']),
-          // workflows/starts.ts names the client's types for typed starts; the bundle never reaches it.
-          { ...forbid('Workflow code never uses the Temporal client.', ['@temporalio/client']), allowTypeImports: true },
+          forbid('Workflow code never uses the Temporal client: starts and signals live in temporal/.', layer('temporal'), ['@temporalio/client']),
           { ...forbid('Workflows see activities only through `import type`.', layer('activities')), allowTypeImports: true },
         ],
       }],
@@ -74,7 +73,11 @@ export default tseslint.config(
     files: ['activities/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('Activities never import the API, the workers or workflow code.', layer('api'), layer('workers'), ['@temporalio/workflow'])],
+        patterns: [
+          forbid('Activities never import the API, the workers or workflow code.', layer('api'), layer('workers'), layer('workflows'), ['@temporalio/workflow']),
+          // Starts and signals reach activities as ports (activities/ports.ts), implemented in temporal/ and wired in workers/.
+          forbid('Activities reach Temporal only through their ports (activities/ports.ts).', layer('temporal'), ['@temporalio/client']),
+        ],
       }],
     },
   },
@@ -82,7 +85,16 @@ export default tseslint.config(
     files: ['api/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('The API starts workflows; it never calls activities or worker code.', layer('activities'), layer('workers'))],
+        patterns: [forbid('The API starts workflows through temporal/; it never imports activities, workflow code or worker code.', layer('activities'), layer('workflows'), layer('workers'))],
+      }],
+    },
+  },
+  {
+    // The Temporal client side: typed starts, signals and queries name the workflow functions; nothing else.
+    files: ['temporal/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [forbid('temporal/ builds on core/ and workflows/ only.', layer('api'), layer('activities'), layer('services'), layer('db'), layer('workers'), ['@temporalio/worker', '@temporalio/activity', 'express', 'sequelize', 'ioredis'])],
       }],
     },
   },
@@ -95,7 +107,7 @@ export default tseslint.config(
     files: ['db/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), providersLayer, ['@temporalio/*'])],
+        patterns: [forbid('db/ depends on core/ only.', layer('api'), layer('activities'), layer('workflows'), layer('workers'), layer('services'), layer('temporal'), providersLayer, ['@temporalio/*'])],
       }],
     },
   },
@@ -143,7 +155,7 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', { selector: "ImportDeclaration[source.value=/(^|\\/)infra\\//]", message: 'core/, db/ and workflows/ never import infra/.' }] },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -1,16 +1,14 @@
-import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { audiencePage } from '../db/repositories/enrollment-audience';
 import { enrollContacts } from '../db/repositories/enrollments';
-import { startEnrollments } from '../services/journey-events';
-import { journeyControl } from '../workflows/starts';
+import { type JourneyControl, startEnrollments } from '../services/journey-events';
 import type { EnrollAudience } from '../core/journeys/enrollment';
 
 export interface AutomationEnrollDeps {
   db: Sequelize;
-  temporal: Client;
-  taskQueuePrefix: string;
+  /** Journey starts (a port: activities/ports.ts). */
+  journeys: JourneyControl;
   logger?: Logger;
 }
 
@@ -35,7 +33,7 @@ export interface EnrollPageResult {
 
 export function createAutomationEnrollActivities(deps: AutomationEnrollDeps) {
   const { db } = deps;
-  const journeys = { db, journeys: journeyControl(deps.temporal, deps.taskQueuePrefix), logger: deps.logger };
+  const journeys = { db, journeys: deps.journeys, logger: deps.logger };
   return {
     /**
      * One page of an enroll request: the next contacts of the audience by id, enrolled in the automation's

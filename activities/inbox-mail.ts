@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize, Transaction } from 'sequelize';
 import { isDmarcFailure, type InboundAuthResults } from '../core/inbox/auth-results';
@@ -12,15 +11,14 @@ import { findIdentityOwners } from '../db/repositories/contact-identities';
 import { countReceived, findInboundMessage, type InboundToProcess, markProcessed, type StoredAttachment } from '../db/repositories/inbox-messages';
 import { addToThread, createThread, subjectCandidates, threadHasSentMessage, threadsOfReferences } from '../db/repositories/inbox-threads';
 import { insertPlatformEventOnce } from '../db/repositories/platform-events';
-import { matchStoredEvent } from '../services/journey-events';
-import { journeyControl } from '../workflows/starts';
+import { type JourneyControl, matchStoredEvent } from '../services/journey-events';
 import { type ParsedInbound, parseInboundMail } from './inbox-parse';
 
 export interface InboundMailDeps {
   db: Sequelize;
   blobs: BlobStore;
-  temporal: Client;
-  taskQueuePrefix: string;
+  /** Journey event signals for the events a reply records (a port: activities/ports.ts). */
+  journeys: JourneyControl;
   /** The largest raw message the listener accepts (INBOUND_MAX_MESSAGE_BYTES): nothing larger is read back. */
   maxMessageBytes: number;
   logger?: Logger;
@@ -242,7 +240,7 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
     async matchInboundContactEvent(input: InboundMailInput): Promise<{ matched: boolean }> {
       const event = await findEventByKey(db, input.workspaceId, inboundContactEventKey(input.inboxMessageId));
       if (!event) return { matched: false };
-      const outcome = await matchStoredEvent({ db, journeys: journeyControl(deps.temporal, deps.taskQueuePrefix), temporalTimeoutMs: 30_000, logger: deps.logger }, event);
+      const outcome = await matchStoredEvent({ db, journeys: deps.journeys, temporalTimeoutMs: 30_000, logger: deps.logger }, event);
       return { matched: outcome.processed };
     },
   };

@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import { type Logger, pino } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
@@ -46,6 +45,7 @@ import { createProviderEventActivities, emailSuppress } from './provider-events'
 import { createUsageActivities } from './usage';
 import { createWebhookActivities } from './webhooks';
 import { createJourneyActivities } from './journeys';
+import type { TemporalPorts } from './ports';
 import { createInboundMailActivities } from './inbox-mail';
 import { createImportActivities, type ImportSettings } from './imports';
 import { returnPathTokens } from '../core/bounces/return-path';
@@ -58,8 +58,11 @@ export interface ActivityDeps {
   /** The email provider; built from EMAIL_PROVIDER when not given. */
   emailChannel?: EmailChannel;
   blobs?: BlobStore;
-  /** For the reconciler's questions about workflows; a lazy connection to TEMPORAL_ADDRESS when not given. */
-  temporal?: Client;
+  /**
+   * What activities ask of Temporal (journey starts and signals, campaign restarts, the reconciler's questions):
+   * ports, implemented by temporal/activity-ports.ts and wired by whoever builds the activities (workers/main.ts).
+   */
+  temporal: TemporalPorts;
   logger?: Logger;
   /** Where the send path's counters register (the worker's /metrics). */
   metrics?: Registry;
@@ -99,7 +102,6 @@ export function createActivities(deps: ActivityDeps) {
   const logger = deps.logger ?? pino({ level: config.LOG_LEVEL });
   const pacing = createPacing({ config, redis: deps.redis, db, logger, metrics: deps.metrics, fallback: deps.pacerFallback });
   const observer = createSendObserver(logger, deps.metrics);
-  const temporal = deps.temporal ?? new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
   const sources = createAttachmentSources({ db, blobs });
   const files = createAttachmentFiles({ db, blobs });
@@ -131,14 +133,13 @@ export function createActivities(deps: ActivityDeps) {
     ...createInboundMailActivities({
       db,
       blobs,
-      temporal,
-      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      journeys: deps.temporal.journeys,
       maxMessageBytes: config.INBOUND_MAX_MESSAGE_BYTES,
       logger: deps.logger,
     }),
-    ...createReconcilerActivities({ db, temporal, observer, taskQueuePrefix: config.TASK_QUEUE_PREFIX }),
-    ...createAutomationEnrollActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
-    ...createJourneySweeperActivities({ db, temporal, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
+    ...createReconcilerActivities({ db, workflows: deps.temporal.workflows, campaigns: deps.temporal.campaigns, observer }),
+    ...createAutomationEnrollActivities({ db, journeys: deps.temporal.journeys, logger: deps.logger }),
+    ...createJourneySweeperActivities({ db, journeys: deps.temporal.journeys, logger: deps.logger }),
     ...createDeliveryActivities({
       db,
       observer,

@@ -1,15 +1,13 @@
-import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { unprocessedEvents } from '../db/repositories/contact-events';
 import { unstartedEnrollments } from '../db/repositories/enrollments';
-import { matchStoredEvent, startEnrollments } from '../services/journey-events';
-import { journeyControl } from '../workflows/starts';
+import { type JourneyControl, matchStoredEvent, startEnrollments } from '../services/journey-events';
 
 export interface JourneySweeperDeps {
   db: Sequelize;
-  temporal: Client;
-  taskQueuePrefix: string;
+  /** Journey starts and event signals (a port: activities/ports.ts). */
+  journeys: JourneyControl;
   logger?: Logger;
 }
 
@@ -34,7 +32,7 @@ const TEMPORAL_TIMEOUT_MS = 30_000;
 
 export function createJourneySweeperActivities(deps: JourneySweeperDeps) {
   const { db } = deps;
-  const journeys = { db, journeys: journeyControl(deps.temporal, deps.taskQueuePrefix), logger: deps.logger };
+  const journeys = { db, journeys: deps.journeys, logger: deps.logger };
   return {
     /**
      * One round of the sweeper: starts the journeys of enrollments whose start was never confirmed

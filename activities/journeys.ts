@@ -10,7 +10,7 @@ import { finishEnrollment, type JourneyStep, type LoadedJourney, loadEnrollment,
 import { readJourneySettings } from '../db/repositories/journey-settings';
 import { recordSkip } from '../db/repositories/journey-skips';
 import { contactMatchesRules } from '../db/repositories/segments';
-import type { EnrollmentEnd } from '../workflows/journey-signals';
+import type { EnrollmentEnd } from '../core/journeys/enrollment';
 import { enqueueJourneyMessage, type JourneyMessageOutcome } from './journey-messages';
 
 /**

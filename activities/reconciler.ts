@@ -1,19 +1,19 @@
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
 import { campaignWorkflowId, sendWorkflowId } from '../core/ids';
 import { inLanes } from '../core/lanes';
 import { findStaleCampaigns, postponeCampaignReconcile } from '../db/repositories/campaign-reconcile';
 import { failMessage } from '../db/repositories/message-delivery';
 import { findStaleUnfinished, postponeReconcile, redispatch } from '../db/repositories/message-reconcile';
-import { startCampaignWorkflow } from '../workflows/starts';
+import type { CampaignStarts, WorkflowLookup } from './ports';
 import type { SendObserver } from './send-observer';
 
 export interface ReconcilerDeps {
   db: Sequelize;
-  temporal: Client;
+  /** Temporal's answer about a workflow (a port: activities/ports.ts). */
+  workflows: WorkflowLookup;
+  /** Restarts a campaign's workflow (a port: activities/ports.ts). */
+  campaigns: CampaignStarts;
   observer: SendObserver;
-  /** Where restarted campaign workflows run. */
-  taskQueuePrefix: string;
 }
 
 export interface ReconcileOptions {
@@ -35,20 +35,9 @@ export interface ReconcileReport {
 /** Workflow descriptions asked for at once: enough to finish a round quickly, few enough for a shared server. */
 const CONCURRENT_DESCRIBES = 8;
 
-type Verdict = { kind: 'running' } | { kind: 'missing' } | { kind: 'closed'; status: string };
-
 export function createReconcilerActivities(deps: ReconcilerDeps) {
-  const { db, temporal, observer } = deps;
-
-  async function verdictOf(workflowId: string): Promise<Verdict> {
-    try {
-      const description = await temporal.workflow.getHandle(workflowId).describe();
-      return description.status.name === 'RUNNING' ? { kind: 'running' } : { kind: 'closed', status: description.status.name };
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return { kind: 'missing' };
-      throw error;
-    }
-  }
+  const { db, observer } = deps;
+  const verdictOf = (workflowId: string) => deps.workflows.verdictOf(workflowId);
 
   return {
     /**
@@ -100,7 +89,7 @@ export function createReconcilerActivities(deps: ReconcilerDeps) {
           running.push(campaign.campaignId);
           return;
         }
-        await startCampaignWorkflow(temporal, deps.taskQueuePrefix, { ...campaign, cursor: campaign.cursor ?? undefined });
+        await deps.campaigns.start({ ...campaign, cursor: campaign.cursor ?? undefined });
         restarted += 1;
         const why = verdict.kind === 'missing' ? 'its workflow does not exist' : `its workflow ended ${verdict.status.toLowerCase().replace(/_/g, ' ')}`;
         observer.repaired('campaign_restarted', campaign.workspaceId, campaign.campaignId, why);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent as HttpsAgent } from 'node:https';
-import { Client, type Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import express, { type Express, type RequestHandler, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -19,7 +19,8 @@ import { createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../infra/public-fetch';
 import { botApi } from '../providers/telegram/bot-api';
 import type { TemplateRenderer } from '../infra/template-renderer';
-import { journeyControl } from '../workflows/starts';
+import { createTemporalClient } from '../temporal/connection';
+import { journeyControl } from '../temporal/journeys';
 import { callbackRoutes } from './callbacks/routes';
 import { twilioCallbackRoutes } from './callbacks/twilio';
 import { telegramCallbackRoutes } from './callbacks/telegram';
@@ -209,7 +210,7 @@ export function createApp(deps: AppDeps): Express {
   segmentRoutes(table('Segments'), createSegmentService(db, audienceDb));
   automationSettingsRoutes(table('Automations'), createAutomationSettingsService(db));
   suppressionRoutes(table('Suppressions'), createSuppressionService(db));
-  domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: deps.temporal, logger: deps.logger }));
+  domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: createTemporalClient(deps.temporal, config), logger: deps.logger }));
   const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
   // Development and tests create the bucket at start (a no-op in production); if the store is not up yet, first use retries.
   blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
@@ -250,7 +251,7 @@ export function createApp(deps: AppDeps): Express {
     downloads: createInboxAttachmentDownloads({ db, blobs, inboxes }),
   });
   emailRuleRoutes(table('Email rules'), createEmailRuleService(db));
-  const temporalClient = new Client({ connection: deps.temporal, namespace: config.TEMPORAL_NAMESPACE });
+  const temporalClient = createTemporalClient(deps.temporal, config);
   const campaignDeps: CampaignServiceDeps = {
     db,
     audienceDb,

@@ -11,7 +11,7 @@ import { createTemplateRenderer, templateRendererOptions } from '../infra/templa
 import { createApp } from './app';
 import { KeyCache } from './http/key-cache';
 import { createTracking } from './tracking/tracking';
-import { connectTemporalForApi } from './temporal-connection';
+import { connectTemporalForApi } from '../temporal/connection';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   if (!(await redisReady(redis, 5_000))) {
     logger.warn('Redis is unreachable; rate limits count per process until it answers');
   }
-  const temporal = connectTemporalForApi(config.TEMPORAL_ADDRESS);
+  const temporal = connectTemporalForApi(config);
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   const logRedisError = (err: Error) => logger.warn({ err }, 'Redis subscriber connection error');
   onKeyRevocation(subscriber, (hash) => keyCache.evict(hash), logRedisError).catch((err: unknown) => {

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { campaignWorkflowId } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
@@ -177,7 +178,7 @@ async function run(
 
 async function main(): Promise<void> {
   const database = await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
-  const client = new Client({ connection: await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244' }) });
+  const client = await connectTemporal({ TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244', TEMPORAL_NAMESPACE: 'default' });
   try {
     let workspace: { workspaceId: string; apiKey: string } | null = null;
     let segmentId = '';

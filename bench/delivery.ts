@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import { QueryTypes } from 'sequelize';
 import { countInFlight } from '../db/repositories/dispatch-queue';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
@@ -208,7 +209,7 @@ async function throughput(client: Client, rate: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const client = new Client({ connection: await Connection.connect({ address: TEMPORAL }) });
+  const client = await connectTemporal({ TEMPORAL_ADDRESS: TEMPORAL, TEMPORAL_NAMESPACE: 'default' });
   if (PHASES.has('starts')) {
     await bareStarts(client);
     await bareOneActivityWorkflows(client);

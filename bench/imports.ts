@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chmod, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { QueryTypes, type Sequelize } from 'sequelize';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const blobs = createBlobStore(blobStoreOptions(config));
   const prefix = `bench-imports-${randomUUID()}-`;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = await connectTemporal(config);
   // The workflow on `control`, its slices on `bulk`, as workers/main.ts runs them.
   const activities = createImportActivities({ db, blobs });
   const workers = [
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     const imports = createImportService({
       db,
       blobs,
-      temporal: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
+      temporal,
       taskQueuePrefix: prefix,
       logger: pino({ level: 'silent' }),
     });
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP !== '1') await cleanUp(db, workspaceId);
     blobs.close();
     await connection.close();
-    await clientConnection.close();
+    await temporal.connection.close();
     await db.close();
   }
 }

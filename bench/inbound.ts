@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   await db.query("UPDATE inbox_messages SET status = 'processed', workflow_started_at = now() WHERE inbox_id = $1 AND status = 'received'", { bind: [inboxId] });
   const prefix = `bench-inbound-${randomUUID().slice(0, 8)}-`;
   const worker = await startWorkerProcess({ DATABASE_URL: config.DATABASE_URL, TASK_QUEUE_PREFIX: prefix, SEND_DISPATCHER: 'false' });
-  const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+  const client = await connectTemporal(config);
   const processedBefore = await countOf(db, inboxId, 'processed');
   const working = createInboundSmtpServer({
     db, blobs, resolver: dns.resolver, mxHost: 'inbound.bench.local', limits,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import { temporal } from '@temporalio/proto';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadConfig } from '../core/config';
@@ -199,7 +200,7 @@ async function waiting(db: Sequelize, client: Client, prefix: string): Promise<v
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
-  const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+  const client = await connectTemporal(config);
   // A prefix per part and run: journeys started by the ingestion part wait on queues nobody polls.
   const prefix = () => `bench-${randomUUID().slice(0, 8)}-`;
   try {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporal } from '../temporal/connection';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { sendMessageWorkflow } from '../workflows/send-message';
 import { loadConfig } from '../core/config';
@@ -88,7 +88,7 @@ async function acceptance(): Promise<void> {
 }
 
 async function bareStarts(address: string): Promise<void> {
-  const client = new Client({ connection: await Connection.connect({ address }) });
+  const client = await connectTemporal({ TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default' });
   const taskQueue = `bench-${randomUUID()}`;
   const count = 1_000;
   let next = 0;

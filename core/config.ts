@@ -28,6 +28,10 @@ export const configSchema = z.object({
   REDIS_URL: z.string().min(1).default('redis://127.0.0.1:56379/0'),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** TLS to Temporal with the system's CAs (a cluster behind TLS); implied by TEMPORAL_API_KEY. */
+  TEMPORAL_TLS: booleanString.default(false),
+  /** An API key for Temporal Cloud or a cluster that takes one: sent with every call, always over TLS. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   /** Prefixes every task queue name, so several deployments (or test runs) can share one Temporal. */
   TASK_QUEUE_PREFIX: z.string().default(''),
   /** Requests per second per API key (the spec's limit is 10; raise it only for benchmarks). */

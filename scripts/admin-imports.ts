@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Writable } from 'node:stream';
-import { Client, Connection } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { pino } from 'pino';
 import type { Sequelize } from 'sequelize';
@@ -12,6 +11,7 @@ import { importStatusOf } from '../core/imports/mapping';
 import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findImportJob, findImportWorkspace, type ImportJobRecord } from '../db/repositories/import-jobs';
 import { createAttachmentFiles } from '../db/attachment-files';
+import { connectTemporal } from '../temporal/connection';
 
 /** How often the watcher reads the job. */
 const POLL_MS = 500;
@@ -96,7 +96,7 @@ export async function createImportFromFile(db: Sequelize, config: Config, option
   const workspaceId = options.workspace as string;
   const path = options.file as string;
   const blobs = createBlobStore(blobStoreOptions(config));
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = await connectTemporal(config);
   try {
     const attachment = await createAttachmentFiles({ db, blobs }).store(workspaceId, {
       filename: basename(path),
@@ -108,13 +108,13 @@ export async function createImportFromFile(db: Sequelize, config: Config, option
     const service = createImportService({
       db,
       blobs,
-      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+      temporal,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
       logger: pino({ level: 'silent' }),
     });
     return (await service.create(workspaceId, body)).id;
   } finally {
     blobs.close();
-    await connection.close();
+    await temporal.connection.close();
   }
 }

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
 import { loadConfig } from '../core/config';
+import { connectTemporal } from '../temporal/connection';
 import { ChildSupervisor } from './child-supervisor';
 import { portAnswers } from './port-probe';
 import { devServerArgs, temporalCliPath } from './temporal-cli';
@@ -31,8 +31,8 @@ async function temporalAnswers(timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   do {
     try {
-      const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: 1_000 });
-      await connection.close();
+      const client = await connectTemporal(config, { connectTimeout: 1_000 });
+      await client.connection.close();
       return true;
     } catch {
       await new Promise((done) => setTimeout(done, 250));

@@ -28,6 +28,9 @@ start_moto_if_absent moto-test
 
 tsc --noEmit -p tsconfig.json
 eslint --max-warnings 0 .
+# Import cycles (type-only ones included), activities importing workflows/ or temporal/, Node builtins in what
+# the workflow bundle reaches: rules over the whole import graph, which per-file ESLint cannot see (scripts/lint/).
+npm run --silent lint:imports
 tsx scripts/migrate.ts >/dev/null
 tsx scripts/test-template-db.ts
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"

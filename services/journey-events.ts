@@ -22,7 +22,7 @@ import {
  */
 
 /**
- * An event as a journey receives it (workflows/journey-signals.ts `JourneyEvent`): ids and what it
+ * An event as a journey receives it (core/journeys/enrollment.ts `JourneyEvent`): ids and what it
  * matched, never its properties. A signal's payload stays in the workflow's Temporal history, which
  * anyone with the Temporal UI reads; the properties stay in contact_events, behind the API's scopes, and
  * are matched here, where they are stored (docs/security.md "Journeys and Temporal history").
@@ -36,7 +36,7 @@ export interface JourneyEventPayload {
 }
 
 /**
- * How journeys are reached, given by the caller (workflows/starts.ts `journeyControl`): services/ never
+ * How journeys are reached, given by the caller (temporal/journeys.ts `journeyControl`, wired in api/app.ts and workers/): services/ never
  * talks to Temporal itself.
  */
 export interface JourneyControl {

@@ -9,7 +9,7 @@ import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
 import { claimFairly, findExpiredWaiting, markDispatched, renewDispatchLease } from '../db/repositories/dispatch-queue';
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
-import { startSendBatchWorkflow, startSendWorkflow } from '../workflows/starts';
+import { startSendBatchWorkflow, startSendWorkflow } from '../temporal/sends';
 import { handOver, type OutboxLoop, runOutboxLoop, whileLeased } from './outbox-loop';
 
 export interface DispatcherOptions {

@@ -1,14 +1,15 @@
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
-import { loadConfig } from '../core/config';
+import { type Config, loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
-import { startSingletons } from '../workflows/starts';
+import { temporalPorts } from '../temporal/activity-ports';
+import { connectTemporal, temporalConnectionOptions } from '../temporal/connection';
+import { startSingletons } from '../temporal/control-plane';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';
 import { runInboundDispatcher } from './inbox/dispatcher';
@@ -18,14 +19,14 @@ import { runWebhookDispatcher } from './webhook-dispatcher';
 import { runWorkerRegistry } from './worker-registry';
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
-async function connectWithRetry(address: string, logger: Logger): Promise<NativeConnection> {
+async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     try {
-      return await NativeConnection.connect({ address });
+      return await NativeConnection.connect(temporalConnectionOptions(config));
     } catch (error) {
       if (Date.now() > deadline) throw error;
-      logger.warn({ address }, 'Temporal not reachable yet; retrying');
+      logger.warn({ address: config.TEMPORAL_ADDRESS }, 'Temporal not reachable yet; retrying');
       await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
   }
@@ -40,11 +41,8 @@ async function main(): Promise<void> {
   const shutdownSignals: NodeJS.Signals[] = config.WORKER_HEAP_SNAPSHOT_DIR ? ['SIGINT', 'SIGTERM', 'SIGQUIT'] : ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'];
   Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'), shutdownSignals });
   const db = createSequelize(config.DATABASE_URL);
-  const connection = await connectWithRetry(config.TEMPORAL_ADDRESS, logger);
-  const client = new Client({
-    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
-    namespace: config.TEMPORAL_NAMESPACE,
-  });
+  const connection = await connectWithRetry(config, logger);
+  const client = await connectTemporal(config);
   await startSingletons(client, config.TASK_QUEUE_PREFIX, {
     intervalMs: config.RECONCILE_INTERVAL_MS,
     round: { staleAfterMs: config.RECONCILE_STALE_AFTER_MS, limit: 200, recheckAfterMs: 15 * 60_000 },
@@ -63,7 +61,7 @@ async function main(): Promise<void> {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config, temporal: client, logger, metrics, templateRenderer, redis }),
+    activities: createActivities({ db, config, temporal: temporalPorts(client, config.TASK_QUEUE_PREFIX), logger, metrics, templateRenderer, redis }),
   };
   const named = [
     { queue: 'control', worker: await createControlWorker(options) },

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { WEBHOOK_DISPATCH_LEASE_MS } from '../core/webhook-delivery';
 import { claimWebhookDeliveries, markWebhookDeliveriesDispatched } from '../db/repositories/webhook-dispatch';
-import { startWebhookDeliveryWorkflow } from '../workflows/starts';
+import { startWebhookDeliveryWorkflow } from '../temporal/webhooks';
 import { handOver, type OutboxLoop, runOutboxLoop } from './outbox-loop';
 import { sweepWebhookSlots } from './webhook-slot-sweep';
 

@@ -1,8 +1,9 @@
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Sequelize } from 'sequelize';
 import { inLanes } from '../core/lanes';
 import { webhookDeliveryWorkflowId } from '../core/ids';
 import { freeWebhookSlots, type HeldWebhookSlot, takeHeldWebhookSlots } from '../db/repositories/webhook-dispatch';
+import { workflowVerdict } from '../temporal/workflow-status';
 
 export interface WebhookSlotSweepOptions {
   /** Only deliveries dispatched (and last checked) longer ago than this are asked about. */
@@ -33,10 +34,5 @@ export async function sweepWebhookSlots(db: Sequelize, client: Client, options: 
 }
 
 async function stillRuns(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
+  return (await workflowVerdict(client, workflowId)).kind === 'running';
 }

@@ -1,13 +1,8 @@
 import { condition, continueAsNew, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type JourneyNode, matchesEvent, type MessageNode, nodeById, nodeLabelOf, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
-import {
-  type EnrollmentEnd,
-  exitEnrollmentSignal,
-  type JourneyEvent,
-  journeyEventSignal,
-  type JourneyWorkflowInput,
-} from './journey-signals';
+import type { EnrollmentEnd, JourneyEvent } from '../core/journeys/enrollment';
+import { exitEnrollmentSignal, journeyEventSignal, type JourneyWorkflowInput } from './journey-signals';
 
 /**
  * Every step of a journey is a short statement or two against our own database, so they run as local

@@ -9,7 +9,8 @@ import { type JourneySkip, skipsOfEnrollments } from '../../db/repositories/jour
 import { findList } from '../../db/repositories/lists';
 import { findSegment } from '../../db/repositories/segments';
 import type { EnrollAudience } from '../../core/journeys/enrollment';
-import { signalEnrollmentExit, startAutomationEnrollWorkflow } from '../../workflows/starts';
+import { withDeadline } from '../../temporal/deadline';
+import { signalEnrollmentExit, startAutomationEnrollWorkflow } from '../../temporal/journeys';
 import type { AutomationEnrollInput } from './schemas';
 
 export interface EnrollmentServiceDeps {
@@ -56,7 +57,7 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps) {
       }
       const requestId = randomUUID();
       try {
-        await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () =>
+        await withDeadline(deps.temporal, timeoutMs, () =>
           startAutomationEnrollWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, automationId, requestId, audience }),
         );
       } catch (err) {
@@ -84,7 +85,7 @@ export function createEnrollmentService(deps: EnrollmentServiceDeps) {
       if (outcome.state === 'not-found') throw AppError.notFound('Enrollment');
       if (outcome.state === 'ended') throw new AppError('conflict', `The enrollment already ended (${outcome.status})`);
       try {
-        await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () => signalEnrollmentExit(deps.temporal, enrollmentId, 'manual'));
+        await withDeadline(deps.temporal, timeoutMs, () => signalEnrollmentExit(deps.temporal, enrollmentId, 'manual'));
       } catch (err) {
         deps.logger.warn({ err, enrollmentId }, 'exit signal not delivered; the journey sees the exit at its next step');
       }

@@ -17,7 +17,8 @@ import type { CampaignRecord } from '../../db/repositories/campaigns';
 import { findTemplateByIdOrName } from '../../db/repositories/templates';
 import { usedInPeriod } from '../../db/repositories/usage';
 import { authorizedSender } from '../../core/sender-authorization';
-import { signalCampaign, startCampaignWorkflow } from '../../workflows/starts';
+import { signalCampaign, startCampaignWorkflow } from '../../temporal/campaigns';
+import { withDeadline } from '../../temporal/deadline';
 import { type CampaignService, type CampaignServiceDeps, missingAudience } from './service';
 
 /**
@@ -70,7 +71,7 @@ export function createCampaignSending(deps: CampaignServiceDeps, campaigns: Camp
   /** Signals are a nudge: the workflow finds the change itself at its next round if this one is lost. */
   async function nudge(campaignId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
     try {
-      await deps.temporal.connection.withDeadline(Date.now() + startTimeoutMs, () => signalCampaign(deps.temporal, campaignId, signal));
+      await withDeadline(deps.temporal, startTimeoutMs, () => signalCampaign(deps.temporal, campaignId, signal));
     } catch (err) {
       deps.logger.warn({ err, campaignId, signal }, 'campaign signal not delivered; the workflow will see the change on its next round');
     }
@@ -111,7 +112,7 @@ export function createCampaignSending(deps: CampaignServiceDeps, campaigns: Camp
         throw confirmationError('confirmation_invalid', 'The campaign was edited while it was being sent: estimate again');
       }
       try {
-        await deps.temporal.connection.withDeadline(Date.now() + startTimeoutMs, () =>
+        await withDeadline(deps.temporal, startTimeoutMs, () =>
           startCampaignWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, campaignId, scheduledAt }),
         );
       } catch (err) {

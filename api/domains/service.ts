@@ -1,4 +1,4 @@
-import type { Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { domainOf, normaliseAddress } from '../../core/addresses';
@@ -103,7 +103,7 @@ const invalidFromAddress = (message: string): AppError =>
 export type DomainService = ReturnType<typeof createDomainService>;
 
 /** The service as the deployment configures it. */
-export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; temporal: Connection; logger: Logger }): DomainService {
+export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; temporal: Client; logger: Logger }): DomainService {
   const { config } = deps;
   return createDomainService({
     db: deps.db,
@@ -112,7 +112,6 @@ export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; t
     defaultRegion: config.AWS_REGION,
     verification: createDomainVerification({
       temporal: deps.temporal,
-      namespace: config.TEMPORAL_NAMESPACE,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
       logger: deps.logger,
     }),

@@ -1,14 +1,12 @@
-import { Client, type Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { VERIFICATION_WINDOW_MS } from '../../core/domain-status';
 import { AppError } from '../../core/errors';
-import { domainCheckWorkflowId, domainVerificationWorkflowId } from '../../core/ids';
-import { domainCheckWorkflow, domainVerificationWorkflow } from '../../workflows/domain-verification';
-import { controlPlaneStart } from '../../workflows/starts';
+import { withDeadline } from '../../temporal/deadline';
+import { startDomainCheckWorkflow, startDomainVerificationWorkflow } from '../../temporal/domains';
 
 export interface DomainVerificationOptions {
-  temporal: Connection;
-  namespace: string;
+  temporal: Client;
   taskQueuePrefix: string;
   logger: Logger;
   /** How long a start may take before the request gives up on Temporal. */
@@ -24,12 +22,10 @@ export interface DomainRef {
 
 /**
  * The API's side of domain verification: DNS lookups and the SES call are activities, so the API starts
- * workflows and, for a verify request, waits for one.
+ * workflows (temporal/domains.ts) and, for a verify request, waits for one.
  */
 export function createDomainVerification(options: DomainVerificationOptions) {
-  const client = new Client({ connection: options.temporal, namespace: options.namespace });
-  // Domain checks are control plane: their own queue, first in priority, whatever the send backlog.
-  const control = (workspaceId: string) => controlPlaneStart(options.taskQueuePrefix, workspaceId);
+  const { temporal, taskQueuePrefix } = options;
   const startTimeoutMs = options.startTimeoutMs ?? 3_000;
   const checkTimeoutMs = options.checkTimeoutMs ?? 30_000;
 
@@ -40,11 +36,11 @@ export function createDomainVerification(options: DomainVerificationOptions) {
      */
     async watch(domain: DomainRef): Promise<void> {
       try {
-        await options.temporal.withDeadline(Date.now() + startTimeoutMs, () =>
-          client.workflow.start(domainVerificationWorkflow, {
-            ...control(domain.workspaceId),
-            workflowId: domainVerificationWorkflowId(domain.id),
-            args: [{ workspaceId: domain.workspaceId, domainId: domain.id, checkUntil: new Date(Date.now() + VERIFICATION_WINDOW_MS).toISOString() }],
+        await withDeadline(temporal, startTimeoutMs, () =>
+          startDomainVerificationWorkflow(temporal, taskQueuePrefix, {
+            workspaceId: domain.workspaceId,
+            domainId: domain.id,
+            checkUntil: new Date(Date.now() + VERIFICATION_WINDOW_MS),
           }),
         );
       } catch (error) {
@@ -55,32 +51,21 @@ export function createDomainVerification(options: DomainVerificationOptions) {
 
     /** Runs a check now and waits for it; the verdict is stored on the domain. */
     async checkNow(domain: DomainRef): Promise<void> {
-      const handle = await options.temporal
-        .withDeadline(Date.now() + startTimeoutMs, () =>
-          client.workflow.start(domainCheckWorkflow, {
-            ...control(domain.workspaceId),
-            workflowId: domainCheckWorkflowId(domain.id),
-            args: [{ workspaceId: domain.workspaceId, domainId: domain.id }],
-            // Concurrent verify requests for one domain share the check that is already running.
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowExecutionTimeout: '2 minutes',
-          }),
-        )
-        .catch((error: unknown) => {
-          options.logger.warn({ err: error, domainId: domain.id }, 'domain check not started');
-          throw new AppError('service_unavailable', 'Domain checks run on the background workers, which cannot be reached right now. Try again in a minute.');
-        });
-      await options.temporal
-        .withDeadline(Date.now() + checkTimeoutMs, () => handle.result())
-        .catch((error: unknown) => {
-          options.logger.warn({ err: error, domainId: domain.id }, 'domain check did not complete');
-          throw new AppError(
-            'service_unavailable',
-            error instanceof WorkflowFailedError
-              ? 'The check could not complete (the database or the email provider did not answer); it is retried in the background.'
-              : 'The check is taking longer than expected; its result will show on GET /domains/:id.',
-          );
-        });
+      const handle = await withDeadline(temporal, startTimeoutMs, () =>
+        startDomainCheckWorkflow(temporal, taskQueuePrefix, { workspaceId: domain.workspaceId, domainId: domain.id }),
+      ).catch((error: unknown) => {
+        options.logger.warn({ err: error, domainId: domain.id }, 'domain check not started');
+        throw new AppError('service_unavailable', 'Domain checks run on the background workers, which cannot be reached right now. Try again in a minute.');
+      });
+      await withDeadline(temporal, checkTimeoutMs, () => handle.result()).catch((error: unknown) => {
+        options.logger.warn({ err: error, domainId: domain.id }, 'domain check did not complete');
+        throw new AppError(
+          'service_unavailable',
+          error instanceof WorkflowFailedError
+            ? 'The check could not complete (the database or the email provider did not answer); it is retried in the background.'
+            : 'The check is taking longer than expected; its result will show on GET /domains/:id.',
+        );
+      });
     },
   };
 }

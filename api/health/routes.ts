@@ -2,6 +2,7 @@ import type { Connection } from '@temporalio/client';
 import type { Request, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Sequelize } from 'sequelize';
+import { withDeadline } from '../../temporal/deadline';
 
 export interface ReadinessDeps {
   db: Sequelize;
@@ -45,7 +46,7 @@ export function healthRoutes(router: Router, deps: ReadinessDeps): void {
       check(() => deps.redis.ping()),
       // A gRPC deadline, not just a race: it also stops the client's own retries of the call.
       check(() =>
-        deps.temporal.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({})),
+        withDeadline(deps.temporal, CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({})),
       ),
     ]);
     const checks = { postgres, redis, temporal };

@@ -10,7 +10,7 @@ import { findAttachment } from '../../db/repositories/attachments';
 import { cancelImportJob, countRunningImports, findImportJob, type ImportJobRecord, insertImportJob, listImportJobs } from '../../db/repositories/import-jobs';
 import { createAttachmentFiles } from '../../db/attachment-files';
 import { checkPublicUrl, PublicFetchError, type PublicFetchOptions } from '../../infra/public-fetch';
-import { signalImportCanceled, startImportWorkflow } from '../../workflows/starts';
+import { signalImportCanceled, startImportWorkflow } from '../../temporal/imports';
 import type { CreateImportInput } from './schemas';
 
 export interface ImportServiceDeps {

@@ -1,6 +1,5 @@
 import type { AudienceRules } from '../audience-rules';
 import type { Channel } from '../identities';
-import type { NodeInput } from './graph-schema';
 
 /**
  * The journey graph of a published automation version, as the journey workflow interprets it: durations
@@ -65,8 +64,18 @@ export interface JourneyGraph {
   nodes: JourneyNode[];
 }
 
+/**
+ * A node's links, whether published (JourneyNode) or as written (./graph-schema.ts `NodeInput`, which has the
+ * same link fields): named here rather than imported, since ./graph-schema.ts imports this file.
+ */
+export type NodeLinks =
+  | { type: 'message' | 'wait'; next: string | null }
+  | { type: 'wait_for_event'; onEvent: string | null; onTimeout: string | null }
+  | { type: 'branch'; then: string | null; else: string | null }
+  | { type: 'exit' };
+
 /** The ids a node may go on to, in order, with the name of the field each comes from. */
-export function successors(node: JourneyNode | NodeInput): Array<{ field: string; id: string | null }> {
+export function successors(node: NodeLinks): Array<{ field: string; id: string | null }> {
   switch (node.type) {
     case 'message':
     case 'wait':

@@ -57,7 +57,7 @@ const toEnrollment = (row: EnrollmentRow): EnrollmentRecord => ({
 
 const SELECT_ENROLLMENT = 'SELECT e.*, v.version FROM enrollments e JOIN automation_versions v ON v.id = e.version_id';
 
-/** What starting an enrollment's journey needs (workflows/starts.ts `startEnrollmentWorkflow`). */
+/** What starting an enrollment's journey needs (temporal/journeys.ts `startEnrollmentWorkflow`). */
 export interface NewEnrollment {
   workspaceId: string;
   enrollmentId: string;

@@ -6,7 +6,7 @@ import type { Sequelize } from 'sequelize';
 import { type AppDeps, createApp } from '../../api/app';
 import { KeyCache } from '../../api/http/key-cache';
 import { createTracking, type Tracking } from '../../api/tracking/tracking';
-import { connectTemporalForApi } from '../../api/temporal-connection';
+import { connectTemporalForApi } from '../../temporal/connection';
 import { type Config, loadConfig } from '../../core/config';
 import { logRedaction } from '../../core/log-redaction';
 import { onKeyRevocation } from '../../db/key-revocations';
@@ -53,7 +53,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const redis = createRedis(config.REDIS_URL);
   const subscriber = createSubscriber(config.REDIS_URL);
   await redisReady(redis, 1_000);
-  const temporal = connectTemporalForApi(config.TEMPORAL_ADDRESS);
+  const temporal = connectTemporalForApi(config);
   const keyCache = new KeyCache((hash) => findKeyOwnerByHash(db, hash), config.API_KEY_CACHE_TTL_MS);
   // Not awaited: against an unreachable Redis the subscription would wait out ioredis' retries.
   void onKeyRevocation(subscriber, (hash) => keyCache.evict(hash)).catch(() => undefined);

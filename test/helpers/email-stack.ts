@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import type { Agent } from 'node:https';
@@ -9,6 +8,8 @@ import type { MessageStatus } from '../../db/repositories/messages';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
 import { runWebhookDispatcher } from '../../workers/webhook-dispatcher';
+import { temporalPorts } from '../../temporal/activity-ports';
+import { connectTemporal } from '../../temporal/connection';
 import { createIsolatedDatabase } from './isolated-database';
 import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
@@ -57,7 +58,7 @@ export async function startEmailStack(
   );
   const config = api.config;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
+  const client = await connectTemporal(config);
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
   let dispatchers: Array<{ stop: () => Promise<void> }> = [];
 
@@ -74,7 +75,7 @@ export async function startEmailStack(
     dispatchers = [];
   };
   const startWorkers = async () => {
-    const activities = createActivities({ db: api.db, config, temporal: client, redis: api.redis, webhookFetch: options.webhookFetch, ...options.activities });
+    const activities = createActivities({ db: api.db, config, temporal: temporalPorts(client, prefix), redis: api.redis, webhookFetch: options.webhookFetch, ...options.activities });
     const workerOptions = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: prefix, activities };
     const workers = [
       await createControlWorker(workerOptions),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import { createAutomationEnrollActivities } from '../../activities/automation-enroll';
@@ -8,6 +9,7 @@ import { taskQueueName } from '../../core/task-queues';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createWorkspace } from '../helpers/factories';
 import { seedContacts } from '../helpers/campaigns';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 // POST /automations/:id/enroll through the real API, the enroll workflow on a worker of its own queue
 // and its activities on the test database. The journeys it starts are asserted started, not run.
@@ -19,13 +21,13 @@ let running: Promise<void>;
 
 beforeAll(async () => {
   api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix });
-  client = new Client({ connection: await Connection.connect({ address: api.config.TEMPORAL_ADDRESS }), namespace: api.config.TEMPORAL_NAMESPACE });
+  client = await connectTemporal(api.config);
   worker = await Worker.create({
     connection: await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS }),
     namespace: api.config.TEMPORAL_NAMESPACE,
     taskQueue: taskQueueName(prefix, 'default'),
     workflowsPath: require.resolve('../../workflows'),
-    activities: createAutomationEnrollActivities({ db: api.db, temporal: client, taskQueuePrefix: prefix }),
+    activities: createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) }),
   });
   running = worker.run();
 });
@@ -125,7 +127,7 @@ describe('enroll', () => {
     await call('POST', `/automations/${automationId}/pause`);
     const contactIds = contacts.map((contact) => contact.id);
     expect(await call('POST', `/automations/${automationId}/enroll`, { contactIds })).toMatchObject({ status: 409, body: { error: 'conflict' } });
-    const activities = createAutomationEnrollActivities({ db: api.db, temporal: client, taskQueuePrefix: prefix });
+    const activities = createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) });
     const page = await activities.enrollAudiencePage({ workspaceId, automationId, audience: { contactIds }, cursor: null, limit: 500 });
     expect(page).toEqual({ state: 'stopped', cursor: null, enrolled: 0 });
     expect(await enrollmentsOf(automationId)).toHaveLength(0);
@@ -135,7 +137,7 @@ describe('enroll', () => {
     const { call, workspaceId } = await workspace();
     const automationId = await activeAutomation(call);
     const ids = (await seedContacts(api.db, workspaceId, { count: 5, prefix: 'paged' })).map((contact) => contact.id).sort();
-    const activities = createAutomationEnrollActivities({ db: api.db, temporal: client, taskQueuePrefix: prefix });
+    const activities = createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) });
     const pages = [];
     let cursor: string | null = null;
     for (let page = 0; page < 4; page += 1) {

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
 import { createReconcilerActivities } from '../../activities/reconciler';
@@ -7,6 +8,7 @@ import { campaignWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { createWorkspace } from '../helpers/factories';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 // Stopping a campaign while it sends, through the real stack, with a provider slow enough (20/s) that
 // a campaign of a hundred or two is still going when the test acts. The feed looks at its campaign every
@@ -23,7 +25,7 @@ beforeAll(async () => {
     },
     activities: { campaignTiming: { pollMs: 100 } },
   });
-  temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  temporal = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   await temporal.connection.close();
@@ -130,9 +132,8 @@ describe('campaign control while sending', () => {
     await temporal.workflow.getHandle(campaignWorkflowId(campaign.id)).terminate('operator stopped it');
     const reconciler = createReconcilerActivities({
       db: stack.api.db,
-      temporal,
+      ...temporalPorts(temporal, stack.api.config.TASK_QUEUE_PREFIX),
       observer: createSendObserver(pino({ level: 'silent' })),
-      taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX,
     });
     const round = { staleAfterMs: 0, limit: 100, recheckAfterMs: 60_000 };
     expect((await reconciler.reconcileCampaigns(round)).restarted).toBeGreaterThanOrEqual(1);

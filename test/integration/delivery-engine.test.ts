@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { QueryTypes } from 'sequelize';
 import { minimumClaim } from '../../core/dispatch';
 import { claimFairly, countInFlight } from '../../db/repositories/dispatch-queue';
@@ -12,7 +13,7 @@ let stack: EmailStack;
 let client: Client;
 beforeAll(async () => {
   stack = await startEmailStack({ overrides: { SEND_RATE_PER_SECOND: '50', SEND_IN_FLIGHT_MIN: '10', SEND_LEAD_TIME_MS: '200' } });
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  client = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   await client.connection.close();

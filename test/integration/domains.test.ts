@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { domainVerificationWorkflowId } from '../../core/ids';
 import { saveDomainCheck } from '../../db/repositories/domains';
 import { listPlatformEvents } from '../../db/repositories/platform-events';
 import { createControlWorker } from '../../workers/create-worker';
-import { SEARCH_ATTRIBUTE } from '../../workflows/search-attributes';
+import { SEARCH_ATTRIBUTE } from '../../temporal/search-attributes';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { temporalPorts } from '../../temporal/activity-ports';
+import { lazyTemporalClient } from '../../temporal/connection';
 
 interface PublishedRecord {
   record: 'spf' | 'dkim' | 'dmarc' | 'mx' | 'return_path_mx' | 'return_path_spf';
@@ -47,14 +49,14 @@ describe('sending domains', () => {
       connection: nativeConnection,
       namespace: api.config.TEMPORAL_NAMESPACE,
       taskQueuePrefix: prefix,
-      activities: createActivities({ db: api.db, config: api.config }),
+      activities: createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) }),
     });
     running = worker.run();
   });
 
   afterAll(async () => {
     // The background verifications would otherwise sleep on the shared dev server for days.
-    const client = new Client({ connection: await Connection.connect({ address: api.config.TEMPORAL_ADDRESS }) });
+    const client = await connectTemporal(api.config);
     await Promise.allSettled(createdIds.map((id) => client.workflow.getHandle(domainVerificationWorkflowId(id)).terminate('test over')));
     await client.connection.close();
     worker.shutdown();
@@ -190,7 +192,7 @@ describe('sending domains', () => {
     const second = await createWorkspace(api.db);
     const claims = [await createDomain(first, name), await createDomain(second, name)];
     for (const claim of claims) publish(claim);
-    const { checkDomain } = createActivities({ db: api.db, config: api.config });
+    const { checkDomain } = createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) });
     const results = await Promise.all(
       [first, second].map((workspace, index) => checkDomain({ workspaceId: workspace.workspaceId, domainId: claims[index].id, failPending: true })),
     );
@@ -215,7 +217,7 @@ describe('sending domains', () => {
     const workspace = await createWorkspace(api.db);
     const created = await createDomain(workspace);
     // The last check of the 72-hour window, as the verification workflow runs it.
-    const { checkDomain } = createActivities({ db: api.db, config: api.config });
+    const { checkDomain } = createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) });
     const result = await checkDomain({ workspaceId: workspace.workspaceId, domainId: created.id, failPending: true, windowEnded: true });
     expect(result).toMatchObject({
       status: 'failed',
@@ -302,7 +304,7 @@ describe('sending domains', () => {
 
     dns.remove(`_dmarc.${created.name}`);
     // What the verification workflow runs every 24 hours for a verified domain.
-    const { checkDomain } = createActivities({ db: api.db, config: api.config });
+    const { checkDomain } = createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) });
     const result = await checkDomain({ workspaceId: workspace.workspaceId, domainId: created.id, failPending: true });
     expect(result).toMatchObject({ found: true, previousStatus: 'verified', status: 'failed', detail: expect.stringMatching(/^No DMARC record found/) });
     const detail = await api.call('GET', `/api/v1/domains/${created.id}`, { key: workspace.apiKey });
@@ -385,7 +387,7 @@ describe('sending domains', () => {
   it('creating its background verification: the workflow runs with the domain\'s deterministic id on the control-plane queue', async () => {
     const workspace = await createWorkspace(api.db);
     const created = await createDomain(workspace);
-    const client = new Client({ connection: await Connection.connect({ address: api.config.TEMPORAL_ADDRESS }) });
+    const client = await connectTemporal(api.config);
     try {
       const description = await client.workflow.getHandle(domainVerificationWorkflowId(created.id)).describe();
       expect(description.status.name).toBe('RUNNING');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createJourneySweeperActivities } from '../../activities/journey-sweeper';
 import { enrollmentWorkflowId } from '../../core/ids';
@@ -7,6 +8,7 @@ import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createKey, createWorkspace } from '../helpers/factories';
 import { createIsolatedDatabase } from '../helpers/isolated-database';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 // POST /events through the real API, database and Temporal dev server: stored, matched against active
 // automations' triggers, enrolling and starting journeys, reaching running ones. The journeys themselves
@@ -16,7 +18,7 @@ let client: Client;
 beforeAll(async () => {
   // A queue prefix of its own: no other worker on the shared Temporal server picks up these journeys.
   api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: `events-${randomUUID().slice(0, 8)}-` });
-  client = new Client({ connection: await Connection.connect({ address: api.config.TEMPORAL_ADDRESS }), namespace: api.config.TEMPORAL_NAMESPACE });
+  client = await connectTemporal(api.config);
 });
 afterAll(async () => {
   await client.connection.close();
@@ -208,7 +210,7 @@ describe('Temporal away, then the journey sweeper', () => {
       expect(await call('POST', `/automations/${automationId}/enrollments/${exitedId}/exit`)).toMatchObject({ status: 200, body: { status: 'exited', exitReason: 'manual' } });
       expect(await call('POST', `/automations/${automationId}/enroll`, { contactIds: [randomUUID()] })).toMatchObject({ status: 503, body: { error: 'service_unavailable' } });
 
-      const sweeper = createJourneySweeperActivities({ db, temporal: client, taskQueuePrefix: prefix });
+      const sweeper = createJourneySweeperActivities({ db, ...temporalPorts(client, prefix) });
       const report = await sweeper.sweepJourneys({ olderThanMs: 0, limit: 100 });
       // The exited enrollment is not started; both events are matched (the second enrolls nobody again).
       expect(report).toEqual({ unstarted: 1, started: 1, unprocessed: 2, processed: 2 });

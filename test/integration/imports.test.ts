@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { PassThrough } from 'node:stream';
 import { QueryTypes, type Sequelize } from 'sequelize';
@@ -36,7 +37,7 @@ beforeAll(async () => {
     activities: { importFetch: fetch, importSettings: { batchRows: 3 } },
   });
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
-  temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  temporal = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   blobs.close();

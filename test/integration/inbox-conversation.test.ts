@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import nodemailer from 'nodemailer';
 import type { SMTPServer } from 'smtp-server';
@@ -29,7 +30,7 @@ let port: number;
 beforeAll(async () => {
   dns = await startDnsServer();
   stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000' } });
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  client = await connectTemporal(stack.api.config);
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
   ({ server, port } = await startInboundListener({ stack, client, dns, blobs }));
 });

@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import { pino } from 'pino';
@@ -17,6 +18,7 @@ import { createWorkspace } from '../helpers/factories';
 import { startInboundListener } from '../helpers/inbox-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/polling';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 jest.setTimeout(120_000);
 
@@ -62,7 +64,7 @@ beforeAll(async () => {
   dns = await startDnsServer();
   receiver = await startWebhookReceiver();
   stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000', WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' } });
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  client = await connectTemporal(stack.api.config);
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
   ({ server, port } = await startInboundListener({
     stack, client, dns, blobs,
@@ -418,7 +420,7 @@ it('the processing activity delivered twice at once (a redelivery) files the mes
     handOff = 'start';
   }
   const [row] = await until('the row accepted', () => messagesOf(inbox.inboxId), (rows) => rows.length === 1);
-  const activities = createInboundMailActivities({ db: stack.api.db, blobs, temporal: client, taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX, maxMessageBytes: 1024 * 1024 });
+  const activities = createInboundMailActivities({ db: stack.api.db, blobs, ...temporalPorts(client, stack.api.config.TASK_QUEUE_PREFIX), maxMessageBytes: 1024 * 1024 });
   const input = { workspaceId: inbox.workspaceId, inboxMessageId: row.id };
   const outcomes = await Promise.all([activities.processInboundMail(input), activities.processInboundMail(input)]);
   const again = await activities.processInboundMail(input);

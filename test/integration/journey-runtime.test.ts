@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { Worker } from '@temporalio/worker';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createJourneyActivities } from '../../activities/journeys';
@@ -8,7 +9,7 @@ import type { JourneyGraph, JourneyNode } from '../../core/journeys/graph';
 import { nextLocalTime } from '../../core/journeys/local-time';
 import { enrollmentWorkflowId } from '../../core/ids';
 import { journeyWorkflow } from '../../workflows/journey';
-import { startEnrollmentWorkflow } from '../../workflows/starts';
+import { startEnrollmentWorkflow } from '../../temporal/journeys';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
@@ -354,7 +355,7 @@ describe('through the shipped workers', () => {
   let client: Client;
   beforeAll(async () => {
     stack = await startEmailStack();
-    client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+    client = await connectTemporal(stack.api.config);
   });
   afterAll(async () => {
     await client.connection.close();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { enrollmentWorkflowId } from '../../core/ids';
 import { createWorkspace } from '../helpers/factories';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
@@ -15,7 +16,7 @@ let stack: EmailStack;
 let client: Client;
 beforeAll(async () => {
   stack = await startEmailStack({ overrides: { RATE_LIMIT_PER_SECOND: '1000' } });
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  client = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   await client.connection.close();

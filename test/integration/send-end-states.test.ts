@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
 import { createReconcilerActivities } from '../../activities/reconciler';
@@ -7,6 +8,7 @@ import { sendWorkflowId } from '../../core/ids';
 import { addSuppression } from '../../db/repositories/suppressions';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 // Every accepted message ends in a known state. The stack's database is this file's own: the reconciler
 // looks at every unfinished message it finds.
@@ -14,7 +16,7 @@ let stack: EmailStack;
 let temporal: Client;
 beforeAll(async () => {
   stack = await startEmailStack();
-  temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  temporal = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   await stack.close();
@@ -117,7 +119,7 @@ describe('recipients suppressed while the message waited', () => {
 });
 
 describe('the reconciler', () => {
-  const reconciler = () => createReconcilerActivities({ db: stack.api.db, temporal, observer: createSendObserver(pino({ level: 'silent' })), taskQueuePrefix: stack.api.config.TASK_QUEUE_PREFIX });
+  const reconciler = () => createReconcilerActivities({ db: stack.api.db, ...temporalPorts(temporal, stack.api.config.TASK_QUEUE_PREFIX), observer: createSendObserver(pino({ level: 'silent' })) });
 
   it('a message whose workflow was terminated from the Temporal UI ends failed, its quota given back', async () => {
     const { domain, call } = await sender();

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -8,6 +8,8 @@ import { sendWorkflowId } from '../../core/ids';
 import { claimFairly, markDispatched } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
+import { temporalPorts } from '../../temporal/activity-ports';
+import { lazyTemporalClient } from '../../temporal/connection';
 
 // One provider call per message. The stack's database is this file's own: it installs a fault-injecting
 // trigger.
@@ -74,7 +76,7 @@ describe('one provider call per message', () => {
       expect(await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 90_000)).toBe('sent');
       // The workflow ends with its last attempt: had a second one started beside the first, it would have
       // finished its own preparation and called the provider by then.
-      const temporal = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+      const temporal = await connectTemporal(stack.api.config);
       try {
         expect(await temporal.workflow.getHandle(sendWorkflowId(id)).result()).toBe('sent');
       } finally {
@@ -105,7 +107,7 @@ describe('one provider call per message', () => {
     try {
       const id = await send('twice@example.org');
       const metrics = new Registry();
-      const activities = createActivities({ db: stack.api.db, config: stack.api.config, logger: pino({ level: 'silent' }), metrics });
+      const activities = createActivities({ db: stack.api.db, config: stack.api.config, temporal: temporalPorts(lazyTemporalClient(stack.api.config), stack.api.config.TASK_QUEUE_PREFIX), logger: pino({ level: 'silent' }), metrics });
       const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment().run(activities.deliverMessage, workspaceId, id)));
       const fulfilled = attempts.filter((attempt) => attempt.status === 'fulfilled');
       const refused = attempts.flatMap((attempt) => (attempt.status === 'rejected' ? [attempt.reason as { type?: string }] : []));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { QueryTypes } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
@@ -9,7 +10,7 @@ let stack: EmailStack;
 let client: Client;
 beforeAll(async () => {
   stack = await startEmailStack();
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }), namespace: stack.api.config.TEMPORAL_NAMESPACE });
+  client = await connectTemporal(stack.api.config);
 });
 afterAll(async () => {
   await client.connection.close();

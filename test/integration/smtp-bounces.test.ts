@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import nodemailer from 'nodemailer';
 import { QueryTypes } from 'sequelize';
 import type { SMTPServer } from 'smtp-server';
@@ -44,7 +45,7 @@ beforeAll(async () => {
     },
     activities: { campaignTiming: { pollMs: 100 } },
   });
-  client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+  client = await connectTemporal(stack.api.config);
   blobs = createBlobStore(blobStoreOptions(stack.api.config));
   ({ server, port } = await startInboundListener({ stack, client, dns, blobs }));
 });

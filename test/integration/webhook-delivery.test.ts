@@ -7,6 +7,7 @@ import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createWorkspace } from '../helpers/factories';
 import { until } from '../helpers/polling';
 import { type Answer, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { connectTemporal } from '../../temporal/connection';
 
 interface Delivery {
   id: string;
@@ -46,8 +47,7 @@ describe('webhook delivery', () => {
     });
   });
   afterAll(async () => {
-    const { Client, Connection } = await import('@temporalio/client');
-    const client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+    const client = await connectTemporal(stack.api.config);
     await Promise.allSettled(domainIds.map((id) => client.workflow.getHandle(domainVerificationWorkflowId(id)).terminate('test over')));
     await client.connection.close();
     await stack.close();
@@ -228,8 +228,7 @@ describe('webhook delivery', () => {
     await new Promise((resolve) => setTimeout(resolve, 3 * SWEEP_INTERVAL_MS));
     expect((await inFlight()).every((row) => row.held)).toBe(true);
 
-    const { Client, Connection } = await import('@temporalio/client');
-    const client = new Client({ connection: await Connection.connect({ address: stack.api.config.TEMPORAL_ADDRESS }) });
+    const client = await connectTemporal(stack.api.config);
     try {
       await Promise.all(held.map((row) => client.workflow.getHandle(webhookDeliveryWorkflowId(row.id, row.run)).terminate('operator terminated it')));
     } finally {

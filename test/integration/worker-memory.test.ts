@@ -10,6 +10,8 @@ import { createSequelize } from '../../db/sequelize';
 import { createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { groupsOf } from '../../bench/heap-diff';
 import { registerMemoryMetrics, workflowThreads, writeHeapSnapshots } from '../../workers/memory-diagnostics';
+import { temporalPorts } from '../../temporal/activity-ports';
+import { lazyTemporalClient } from '../../temporal/connection';
 
 /** The value of one labelled sample in Prometheus text, NaN when absent. */
 function sampleOf(text: string, line: string): number {
@@ -31,7 +33,7 @@ describe('where the worker\'s memory is (workers/memory-diagnostics.ts)', () => 
   });
 
   it('a worker with workflows → its workflow thread\'s heap and cache are gauges, and snapshots of both threads are owner-only files; a worker without workflows has no thread', async () => {
-    const options = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: config.TASK_QUEUE_PREFIX, activities: createActivities({ db, config }) };
+    const options = { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueuePrefix: config.TASK_QUEUE_PREFIX, activities: createActivities({ db, config, temporal: temporalPorts(lazyTemporalClient(config), config.TASK_QUEUE_PREFIX) }) };
     const named = [
       { queue: 'default', worker: await createDefaultWorker(options) },
       { queue: 'sends', worker: await createSendsWorker(options) },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/connection';
 import { NativeConnection } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import { createActivities } from '../../activities';
@@ -11,6 +12,7 @@ import { usageRollupWorkflow } from '../../workflows';
 import { createDefaultWorker } from '../../workers/create-worker';
 import { taskQueueName } from '../../core/task-queues';
 import { createWorkspace } from '../helpers/factories';
+import { temporalPorts } from '../../temporal/activity-ports';
 
 describe('the worker on a real Temporal server', () => {
   const config = loadConfig({ ...process.env, TASK_QUEUE_PREFIX: `test-${randomUUID()}-` });
@@ -20,7 +22,7 @@ describe('the worker on a real Temporal server', () => {
 
   beforeAll(async () => {
     nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-    client = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }) });
+    client = await connectTemporal(config);
   });
   afterAll(async () => {
     await nativeConnection.close();
@@ -37,7 +39,7 @@ describe('the worker on a real Temporal server', () => {
       connection: nativeConnection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      activities: createActivities({ db, config }),
+      activities: createActivities({ db, config, temporal: temporalPorts(client, config.TASK_QUEUE_PREFIX) }),
     });
     const workflowId = `usage-rollup-${randomUUID()}`;
     await worker.runUntil(async () => {

@@ -5,7 +5,8 @@ import type { JourneyMessageOutcome } from '../../activities/journey-messages';
 import type { EventMatch, JourneyGraph, JourneyNode } from '../../core/journeys/graph';
 import type { JourneyStep, LoadedJourney } from '../../db/repositories/journey-progress';
 import { journeyWorkflow } from '../../workflows/journey';
-import { type EnrollmentEnd, exitEnrollmentSignal, journeyEventSignal } from '../../workflows/journey-signals';
+import type { EnrollmentEnd } from '../../core/journeys/enrollment';
+import { exitEnrollmentSignal, journeyEventSignal } from '../../workflows/journey-signals';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 
 const HOUR = 60 * 60_000;

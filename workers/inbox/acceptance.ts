@@ -8,7 +8,8 @@ import { parseMessageIds } from '../../core/inbox/threading';
 import type { BlobStore } from '../../db/blob-store';
 import { insertReceivedMessage } from '../../db/repositories/inbox-mail';
 import { markInboundStarted } from '../../db/repositories/inbox-outbox';
-import { startInboundMailWorkflow } from '../../workflows/starts';
+import { withDeadline } from '../../temporal/deadline';
+import { startInboundMailWorkflow } from '../../temporal/inbound';
 import { evaluateSender, type SenderContext } from './authentication';
 
 export interface AcceptedRecipient {
@@ -118,7 +119,7 @@ export async function startInboundMailWorkflows(deps: HandOffDeps, accepted: rea
   for (const message of accepted) {
     try {
       // A Temporal that hangs must not hold the hand-off: the outbox has the message anyway.
-      await deps.client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      await withDeadline(deps.client, START_DEADLINE_MS, () =>
         startInboundMailWorkflow(deps.client, deps.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id }));
       started.push(message.id);
     } catch (error) {

@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { ReturnPathTokens } from '../../core/bounces/return-path';
 import type { BlobStore } from '../../db/blob-store';
-import { startBounceMailWorkflow } from '../../workflows/starts';
+import { withDeadline } from '../../temporal/deadline';
+import { startBounceMailWorkflow } from '../../temporal/inbound';
 import type { SpooledRaw } from './acceptance';
 
 /** What the MX does with mail to a VERP return path (`bounces+<token>@…`, any domain): no inbox is involved. */
@@ -46,7 +47,7 @@ export function bounceIntake(deps: BounceIntakeDeps): BounceIntake {
         const digest = createHash('sha256').update(bytes).update(':').update(token).digest('hex');
         const blobKey = `bounces/${digest}.eml`;
         await deps.blobs.putFile(blobKey, message.path, message.size, 'message/rfc822');
-        await deps.client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        await withDeadline(deps.client, START_DEADLINE_MS, () =>
           startBounceMailWorkflow(deps.client, deps.taskQueuePrefix, { blobKey, token, digest }));
       }
     },

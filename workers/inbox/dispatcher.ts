@@ -2,7 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { claimUnstartedInbound, markInboundStarted } from '../../db/repositories/inbox-outbox';
-import { startInboundMailWorkflow } from '../../workflows/starts';
+import { withDeadline } from '../../temporal/deadline';
+import { startInboundMailWorkflow } from '../../temporal/inbound';
 import { handOver, type OutboxLoop, runOutboxLoop } from '../outbox-loop';
 
 export interface InboundDispatcherOptions {
@@ -50,7 +51,7 @@ export function runInboundDispatcher(options: InboundDispatcherOptions): OutboxL
 export function startMissedInbound(options: InboundDispatcherOptions, olderThanMs: number): Promise<number> {
   return options.db.transaction(async (transaction) => {
     const claimed = await claimUnstartedInbound(options.db, { olderThan: new Date(Date.now() - olderThanMs), limit: ROUND_LIMIT }, transaction);
-    const started = await options.client.connection.withDeadline(Date.now() + ROUND_DEADLINE_MS, () =>
+    const started = await withDeadline(options.client, ROUND_DEADLINE_MS, () =>
       handOver(claimed, CONCURRENT_STARTS, async (message) => {
         await startInboundMailWorkflow(options.client, options.taskQueuePrefix, { workspaceId: message.workspaceId, inboxMessageId: message.id });
       }, (err, message) => {

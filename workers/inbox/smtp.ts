@@ -1,13 +1,13 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createDnsResolve } from '../../activities/dns-lookup';
 import { configKeyring, loadConfig } from '../../core/config';
 import { logRedaction } from '../../core/log-redaction';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { createSequelize } from '../../db/sequelize';
+import { lazyTemporalClient } from '../../temporal/connection';
 import { startInboundMailWorkflows } from './acceptance';
 import { bounceIntake } from './bounces';
 import { macKeys } from '../../core/secrets';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const db = createSequelize(config.DATABASE_URL);
   const blobs = createBlobStore(blobStoreOptions(config));
   // Lazy: the listener takes mail while Temporal is still starting or away; the outbox covers the gap.
-  const client = new Client({ connection: Connection.lazy({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+  const client = lazyTemporalClient(config);
   const tls = config.INBOUND_TLS_CERT_PATH && config.INBOUND_TLS_KEY_PATH
     ? { cert: readFileSync(config.INBOUND_TLS_CERT_PATH), key: readFileSync(config.INBOUND_TLS_KEY_PATH) }
     : undefined;

@@ -16,8 +16,7 @@ import {
 import { findAttachment } from '../../../db/repositories/attachments';
 import { checkMatomoSite } from '../../../providers/matomo/connector';
 import { checkPublicUrl, exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../../infra/public-fetch';
-import { analyticsSyncProgressQuery } from '../../../workflows/analytics-sync';
-import { startAnalyticsSync } from '../../../workflows/starts';
+import { analyticsSyncProgress, startAnalyticsSync } from '../../../temporal/analytics';
 
 export interface AnalyticsIntegrationDeps {
   db: Sequelize;
@@ -129,7 +128,7 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
       });
       if (outcome === null) {
         result.catch(() => undefined);
-        const progress = await Promise.race([handle.query(analyticsSyncProgressQuery), sleep(2_000).then(() => null)]).catch(() => null);
+        const progress = await Promise.race([analyticsSyncProgress(handle), sleep(2_000).then(() => null)]).catch(() => null);
         return { imported: progress?.imported ?? 0, done: false };
       }
       return { imported: outcome.imported, done: true };

@@ -2,9 +2,10 @@ import { Context } from '@temporalio/activity';
 import type { Sequelize } from 'sequelize';
 import { type AutoPauseThresholds, autoPauseReason, type CampaignStatus, outboxWindow } from '../core/campaigns';
 import type { Config } from '../core/config';
-import { completeCampaign, dueRecipients, holdWaitingMessages, readFeedState, writePage } from '../db/repositories/campaign-feed';
+import { completeCampaign, holdWaitingMessages, readFeedState } from '../db/repositories/campaign-feed';
 import { takeSnapshot } from '../db/repositories/campaign-snapshot';
 import { pauseCampaign } from '../db/repositories/campaign-transitions';
+import { acceptCampaignPage } from '../services/acceptance/campaign-page';
 
 export interface CampaignFeedSettings {
   /** Most messages of one campaign waiting unsent at once (core/campaigns.ts `outboxWindow`). */
@@ -106,14 +107,13 @@ export function createCampaignActivities({ db, settings }: CampaignActivityDeps)
         // Whole pages only (or the last, shorter one): a row at a time as sends free the window would cost a statement each.
         if (left > 0 && size >= Math.min(settings.page, left)) {
           // With a local send time, only the recipients already due: the rest wait for their moment.
-          const due = state.localTime ? await dueRecipients(db, campaignId, { after: cursor, upTo: cursor + size }) : { upTo: cursor + size, nextAt: null };
-          if (due.upTo > cursor) {
-            const page = await writePage(db, workspaceId, campaignId, { after: cursor, upTo: due.upTo });
-            if (page.sending) cursor = due.upTo;
+          const page = await acceptCampaignPage(db, workspaceId, campaignId, { after: cursor, upTo: cursor + size }, state.localTime);
+          if (page.upTo > cursor) {
+            if (page.sending) cursor = page.upTo;
             if (Date.now() < deadline) continue;
-          } else if (due.nextAt && state.outstanding === 0) {
+          } else if (page.nextAt && state.outstanding === 0) {
             // Nothing in flight and nothing due: a durable timer in the workflow waits better than a poll.
-            return { cursor, state: 'waiting', status: state.status, nextAt: due.nextAt.toISOString() };
+            return { cursor, state: 'waiting', status: state.status, nextAt: page.nextAt.toISOString() };
           }
         }
         if (left <= 0 && state.outstanding === 0 && (await completeCampaign(db, workspaceId, campaignId))) {

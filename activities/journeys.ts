@@ -11,7 +11,7 @@ import { readJourneySettings } from '../db/repositories/journey-settings';
 import { recordSkip } from '../db/repositories/journey-skips';
 import { contactMatchesRules } from '../db/repositories/segments';
 import type { EnrollmentEnd } from '../core/journeys/enrollment';
-import { enqueueJourneyMessage, type JourneyMessageOutcome } from './journey-messages';
+import { enqueueJourneyMessage, type JourneyMessageOutcome } from '../services/acceptance/journey-message';
 
 /**
  * Queues a message node's message; a skip it decides is written down (journey_skips) before the activity

@@ -4,11 +4,12 @@ import type { DroppedRecipient, NewMessage } from '../../db/repositories/message
 import { duplicateOf, type Quota, quotaRefusal, type SendOutcome } from './outcome';
 
 /*
- * Campaign and journey messages are written elsewhere, on purpose: a campaign reserves its audience's quota
- * once at its snapshot and writes each page of up to thousands of rows in one set-based statement guarded by
- * its status (db/repositories/campaign-feed.ts); a journey message takes its id from the enrollment and node
- * and is written on the journey's clock (db/repositories/journey-messages.ts). Neither has a caller's
- * idempotency key to answer, and both leave suppressed recipients out before they write.
+ * Every message becomes durable in services/acceptance/: transactional sends (email, chat, inbox mail) here;
+ * campaign pages in campaign-page.ts and journey messages in journey-message.ts, whose writes differ on
+ * purpose: a campaign reserves its audience's quota once at its snapshot and writes each page of up to
+ * thousands of rows in one set-based statement guarded by its status; a journey message takes its id from
+ * the enrollment and node and is written on the journey's clock. Neither has a caller's idempotency key to
+ * answer, and both leave suppressed recipients out before they write.
  */
 
 /** A message that passed its channel's checks, ready to be written: the last step of every acceptance. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import type { JourneyMessageOutcome } from '../../activities/journey-messages';
+import type { JourneyMessageOutcome } from '../../services/acceptance/journey-message';
 import type { EventMatch, JourneyGraph, JourneyNode } from '../../core/journeys/graph';
 import type { JourneyStep, LoadedJourney } from '../../db/repositories/journey-progress';
 import { journeyWorkflow } from '../../workflows/journey';

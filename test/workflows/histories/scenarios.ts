@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import type { EnrollPageResult } from '../../../activities/automation-enroll';
 import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
-import type { JourneyMessageOutcome } from '../../../activities/journey-messages';
+import type { JourneyMessageOutcome } from '../../../services/acceptance/journey-message';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
 import type { ProcessOutcome } from '../../../activities/inbox-mail';

@@ -1,12 +1,12 @@
 import type { Sequelize } from 'sequelize';
-import { formatMailbox } from '../core/addresses';
-import type { Channel } from '../core/identities';
-import { contactTimeZone, type DeferReason, nextAllowedMoment } from '../core/journeys/delivery-window';
-import { type MessageNode, nodeById } from '../core/journeys/graph';
-import { CHAT_LIMITS, isChatChannel, marketingIdentity } from '../core/message-channels';
-import type { FallbackStep } from '../core/message-content';
-import { nameBasedUuid } from '../core/name-based-uuid';
-import { identitiesOf } from '../db/repositories/contact-identities';
+import { formatMailbox } from '../../core/addresses';
+import type { Channel } from '../../core/identities';
+import { contactTimeZone, type DeferReason, nextAllowedMoment } from '../../core/journeys/delivery-window';
+import { type MessageNode, nodeById } from '../../core/journeys/graph';
+import { CHAT_LIMITS, isChatChannel, marketingIdentity } from '../../core/message-channels';
+import type { FallbackStep } from '../../core/message-content';
+import { nameBasedUuid } from '../../core/name-based-uuid';
+import { identitiesOf } from '../../db/repositories/contact-identities';
 import {
   currentTemplateVersions,
   defaultSender,
@@ -15,10 +15,10 @@ import {
   readyAttachmentRefs,
   recentMarketingSends,
   writeJourneyMessage,
-} from '../db/repositories/journey-messages';
-import { automationOf, loadEnrollment } from '../db/repositories/journey-progress';
-import { readJourneySettings } from '../db/repositories/journey-settings';
-import { findSuppressed } from '../db/repositories/suppressions';
+} from '../../db/repositories/journey-messages';
+import { automationOf, loadEnrollment } from '../../db/repositories/journey-progress';
+import { readJourneySettings } from '../../db/repositories/journey-settings';
+import { findSuppressed } from '../../db/repositories/suppressions';
 
 /** What became of a journey's message node when the workflow asked (docs/journeys.md). */
 export type JourneyMessageOutcome =

@@ -90,6 +90,13 @@ export default tseslint.config(
     },
   },
   {
+    // Workers wire every layer together (ports included), but never reach into the API's routes.
+    files: ['workers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [forbid('workers/ never import the API.', layer('api'))] }],
+    },
+  },
+  {
     // The Temporal client side: typed starts, signals and queries name the workflow functions; nothing else.
     files: ['temporal/**/*.ts'],
     rules: {

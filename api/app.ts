@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Agent as HttpsAgent } from 'node:https';
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import express, { type Express, type RequestHandler, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { Sequelize } from 'sequelize';
 import swaggerUi from 'swagger-ui-express';
 import { type Config, configKeyring } from '../core/config';
@@ -14,8 +12,9 @@ import { macKeys } from '../core/secrets';
 import { type BlobStore, blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { suppressAddresses } from '../db/repositories/suppressions';
 import { createEmailAcceptance } from '../services/acceptance/email-acceptance';
+import type { SendChecks } from '../services/acceptance/email-draft';
 import { createSendChecks, verifiedDomainCache } from '../services/acceptance/send-checks';
-import { createAttachmentSources } from '../services/attachment-sources';
+import { type AttachmentSources, createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../infra/public-fetch';
 import { botApi } from '../providers/telegram/bot-api';
 import type { TemplateRenderer } from '../infra/template-renderer';
@@ -80,6 +79,7 @@ import { clientLimits } from './http/client-limits';
 import type { KeyCache } from './http/key-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
+import { requestLogger } from './http/request-log';
 import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { heavySlots } from './http/heavy-slots';
@@ -130,37 +130,83 @@ export interface AppDeps {
   extend?: (api: Router, edge: RequestHandler[]) => void;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** What the route groups below are wired from: the app's dependencies and what createApp built once for all. */
+interface Wiring {
+  deps: AppDeps;
+  keyring: ReturnType<typeof configKeyring>;
+  /** A route table for one OpenAPI tag, behind the key, rate limit and workspace budget. */
+  table: (tag: string) => RouteTable;
+  temporal: Client;
+  blobs: BlobStore;
+}
 
 export function createApp(deps: AppDeps): Express {
-  const { config, db, redis, audienceDb } = deps;
+  const { config, redis } = deps;
   // Parsed once: the integrations, their callbacks and the campaign tokens all seal or sign with it.
   const keyring = configKeyring(config);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
-
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      // A caller's own request id is kept (when sane) so logs join across services.
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      // Tracking hits are stored as events; a log line each would only repeat them, at the highest volume of all.
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' || Boolean(req.url?.startsWith('/t/')) },
-    }),
-  );
+  app.use(requestLogger(deps.logger));
   const metrics = createHttpMetrics();
   app.use(metrics.observe);
-
-  const ops = createOpsAccess(config.OPS_TOKEN, config.NODE_ENV === 'production');
   // Per client address, before any route without a key reads anything (tracking counts its own hits).
   const perClient = clientLimits(redis, config);
+  mountPublicRoutes(app, deps, keyring, perClient, metrics);
+
+  const api = Router();
+  const edge = [authenticate(deps.keyCache, perClient.unknownKeys), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
+  const registry = createOpenApiRegistry();
+  const allowed = new AllowedMethods();
+  // Not strict: a body that is valid JSON of the wrong type ("AAA", 42, null) reaches the route's schema and
+  // answers 422 there, rather than 400 invalid_json, which stays for text that is not JSON at all.
+  const parseBody = {
+    default: express.json({ limit: config.MAX_BODY_BYTES, strict: false }),
+    large: express.json({ limit: config.MAX_SEND_BODY_BYTES, strict: false }),
+  };
+  const budget = {
+    spend: rateLimitPerWorkspace(redis, config.WORKSPACE_RATE_LIMIT_PER_SECOND, { search: config.RATE_COST_SEARCH, heavy: config.RATE_COST_HEAVY }),
+    heavySlot: heavySlots(redis, { perWorkspace: config.WORKSPACE_HEAVY_CONCURRENCY, leaseMs: config.HEAVY_LEASE_MS, logger: deps.logger }),
+  };
+  const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
+  // Development and tests create the bucket at start (a no-op in production); if the store is not up yet, first use retries.
+  blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
+  const wiring: Wiring = {
+    deps,
+    keyring,
+    table: (tag) => new RouteTable({ router: api, registry, edge, parseBody, allowed, budget }, tag),
+    temporal: createTemporalClient(deps.temporal, config),
+    blobs,
+  };
+  mountWorkspaceRoutes(wiring);
+  const sending = mountSendingRoutes(wiring);
+  mountOrchestrationRoutes(wiring, sending);
+  deps.extend?.(api, edge);
+
+  const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);
+  api.use(['/openapi.json', '/docs'], perClient.docs.middleware);
+  api.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  api.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Messaging API reference' }));
+  allowed.mount(api);
+
+  app.use('/api/v1', api);
+  app.use(notFoundRoute);
+  app.use(renderErrors);
+  return app;
+}
+
+/** Routes without an API key: health, providers' callbacks, unsubscribe, tracking and the metrics scrape. */
+function mountPublicRoutes(
+  app: Express,
+  deps: AppDeps,
+  keyring: ReturnType<typeof configKeyring>,
+  perClient: ReturnType<typeof clientLimits>,
+  metrics: ReturnType<typeof createHttpMetrics>,
+): void {
+  const { config, db, redis } = deps;
+  const ops = createOpsAccess(config.OPS_TOKEN, config.NODE_ENV === 'production');
   app.use('/callbacks', perClient.callbacks.middleware);
   app.use(UNSUBSCRIBE_PATH, perClient.unsubscribe.middleware);
   healthRoutes(app, { db, redis, temporal: deps.temporal, isOperator: ops.isOperator });
@@ -182,23 +228,11 @@ export function createApp(deps: AppDeps): Express {
       res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     });
   }
+}
 
-  const api = Router();
-  const edge = [authenticate(deps.keyCache, perClient.unknownKeys), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
-  const registry = createOpenApiRegistry();
-  // Not strict: a body that is valid JSON of the wrong type ("AAA", 42, null) reaches the route's schema and
-  // answers 422 there, rather than 400 invalid_json, which stays for text that is not JSON at all.
-  const parseBody = {
-    default: express.json({ limit: config.MAX_BODY_BYTES, strict: false }),
-    large: express.json({ limit: config.MAX_SEND_BODY_BYTES, strict: false }),
-  };
-  const allowed = new AllowedMethods();
-  const budget = {
-    spend: rateLimitPerWorkspace(redis, config.WORKSPACE_RATE_LIMIT_PER_SECOND, { search: config.RATE_COST_SEARCH, heavy: config.RATE_COST_HEAVY }),
-    heavySlot: heavySlots(redis, { perWorkspace: config.WORKSPACE_HEAVY_CONCURRENCY, leaseMs: config.HEAVY_LEASE_MS, logger: deps.logger }),
-  };
-  const table = (tag: string) => new RouteTable({ router: api, registry, edge, parseBody, allowed, budget }, tag);
-
+/** The workspace's own resources: keys, usage, contacts and audiences, domains, templates, attachments, webhooks, integrations. */
+function mountWorkspaceRoutes({ deps, keyring, table, temporal, blobs }: Wiring): void {
+  const { config, db, redis, audienceDb } = deps;
   const keys = createApiKeyService({ db, redis, evictLocally: (hash) => deps.keyCache.evict(hash), maxKeys: config.MAX_API_KEYS_PER_WORKSPACE });
   apiKeyRoutes(table('API keys'), keys);
   usageRoutes(table('Usage'), db, config.INBOUND_STORAGE_QUOTA_BYTES);
@@ -210,34 +244,27 @@ export function createApp(deps: AppDeps): Express {
   segmentRoutes(table('Segments'), createSegmentService(db, audienceDb));
   automationSettingsRoutes(table('Automations'), createAutomationSettingsService(db));
   suppressionRoutes(table('Suppressions'), createSuppressionService(db));
-  domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal: createTemporalClient(deps.temporal, config), logger: deps.logger }));
-  const blobs = deps.blobs ?? createBlobStore(blobStoreOptions(config));
-  // Development and tests create the bucket at start (a no-op in production); if the store is not up yet, first use retries.
-  blobs.ensureBucket().catch((err: unknown) => deps.logger.warn({ err }, 'blob store not ready; attachments will retry'));
+  domainRoutes(table('Domains'), domainServiceFromConfig({ db, config, temporal, logger: deps.logger }));
   templateRoutes(table('Templates'), createTemplateService({ db, templateRenderer: deps.templateRenderer }));
   attachmentRoutes(table('Attachments'), createAttachmentService({ db, blobs }));
-  webhookRoutes(
-    table('Webhooks'),
-    createWebhookService({
-      db,
-      keyring,
-      fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch },
-    }),
-  );
-  twilioIntegrationRoutes(
-    table('Integrations'),
-    createTwilioIntegrationService({ db, keyring, apiUrl: config.TWILIO_API_URL }),
-  );
+  webhookRoutes(table('Webhooks'), createWebhookService({ db, keyring, fetch: { allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS, ...deps.webhookFetch } }));
+  twilioIntegrationRoutes(table('Integrations'), createTwilioIntegrationService({ db, keyring, apiUrl: config.TWILIO_API_URL }));
   telegramIntegrationRoutes(
     table('Integrations'),
-    createTelegramIntegrationService({
-      db,
-      keyring,
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      botApi: (token) => botApi(config.TELEGRAM_API_URL, token),
-    }),
+    createTelegramIntegrationService({ db, keyring, publicBaseUrl: config.PUBLIC_BASE_URL, botApi: (token) => botApi(config.TELEGRAM_API_URL, token) }),
   );
+}
 
+/** What sends share with the routes that feed campaigns and journeys: attachment sources and the send checks. */
+interface Sending {
+  sources: AttachmentSources;
+  checks: SendChecks;
+  urlFetch: Partial<PublicFetchOptions>;
+}
+
+/** Transactional sends (every one through services/acceptance/): emails, messages, inboxes, and the inbox rules. */
+function mountSendingRoutes({ deps, table, blobs }: Wiring): Sending {
+  const { config, db } = deps;
   const urlFetch = { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.attachmentFetch };
   const sources = createAttachmentSources({ db, blobs, fetch: urlFetch });
   const checks = createSendChecks({ db, sources, verifiedDomain: verifiedDomainCache(db, config.DOMAIN_CACHE_TTL_MS) });
@@ -251,41 +278,39 @@ export function createApp(deps: AppDeps): Express {
     downloads: createInboxAttachmentDownloads({ db, blobs, inboxes }),
   });
   emailRuleRoutes(table('Email rules'), createEmailRuleService(db));
-  const temporalClient = createTemporalClient(deps.temporal, config);
+  return { sources, checks, urlFetch };
+}
+
+/** What starts workflows: imports, campaigns, automations and events; with the reports of what they earned. */
+function mountOrchestrationRoutes({ deps, keyring, table, temporal, blobs }: Wiring, { sources, checks, urlFetch }: Sending): void {
+  const { config, db, audienceDb, logger } = deps;
+  const taskQueuePrefix = config.TASK_QUEUE_PREFIX;
+  importRoutes(
+    table('Imports'),
+    createImportService({ db, blobs, temporal, taskQueuePrefix, logger, fetch: urlFetch, runningPerWorkspace: config.WORKSPACE_RUNNING_IMPORTS }),
+  );
   const campaignDeps: CampaignServiceDeps = {
     db,
     audienceDb,
-    temporal: temporalClient,
-    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    temporal,
+    taskQueuePrefix,
     tokens: confirmationTokens(macKeys(keyring)),
     sources,
     verifiedDomain: checks.verifiedDomain,
-    logger: deps.logger,
+    logger,
   };
-  importRoutes(
-    table('Imports'),
-    createImportService({
-      db,
-      blobs,
-      temporal: temporalClient,
-      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-      logger: deps.logger,
-      fetch: urlFetch,
-      runningPerWorkspace: config.WORKSPACE_RUNNING_IMPORTS,
-    }),
-  );
   const campaigns = createCampaignService(campaignDeps);
   campaignRoutes(table('Campaigns'), campaigns, createCampaignSending(campaignDeps, campaigns));
   automationRoutes(table('Automations'), {
     automations: createAutomationService({ db, verifiedDomain: checks.verifiedDomain }),
-    enrollments: createEnrollmentService({ db, temporal: temporalClient, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: deps.logger }),
+    enrollments: createEnrollmentService({ db, temporal, taskQueuePrefix, logger }),
     simulation: createAutomationSimulation({ db, audienceDb, templateRenderer: deps.templateRenderer }),
     links: createAutomationLinks(db),
     stats: createAutomationStats(db),
   });
   // A request hands an event to Temporal for at most this long; what is left, the journey sweeper finishes.
-  const journeys = journeyControl(temporalClient, config.TASK_QUEUE_PREFIX);
-  eventRoutes(table('Events'), createEventService({ db, journeys, logger: deps.logger, temporalTimeoutMs: 3_000 }));
+  const journeys = journeyControl(temporal, taskQueuePrefix);
+  eventRoutes(table('Events'), createEventService({ db, journeys, logger, temporalTimeoutMs: 3_000 }));
   conversionRoutes(table('Conversions'), createConversionService(db));
   commerceRoutes(table('Commerce'), createCommerceService(db), createRevenueReports(db));
   liftRoutes(table('Commerce'), createCampaignLift(db));
@@ -294,24 +319,10 @@ export function createApp(deps: AppDeps): Express {
     createAnalyticsIntegrationService({
       db,
       keyring,
-      temporal: temporalClient,
-      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      temporal,
+      taskQueuePrefix,
       fetch: { allowPrivateTargets: config.ANALYTICS_ALLOW_PRIVATE_TARGETS, ...deps.analyticsFetch },
       syncWaitMs: deps.analyticsSyncWaitMs ?? 6_000,
     }),
   );
-  deps.extend?.(api, edge);
-
-  const document = generateOpenApiDocument(registry, `${config.PUBLIC_BASE_URL}`);
-  api.use(['/openapi.json', '/docs'], perClient.docs.middleware);
-  api.get('/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  api.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Messaging API reference' }));
-  allowed.mount(api);
-
-  app.use('/api/v1', api);
-  app.use(notFoundRoute);
-  app.use(renderErrors);
-  return app;
 }

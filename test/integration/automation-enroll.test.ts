@@ -6,7 +6,7 @@ import { createAutomationEnrollActivities } from '../../activities/automation-en
 import { automationEnrollWorkflowId, enrollmentWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { seedContacts } from '../helpers/campaigns';
 
 // POST /automations/:id/enroll through the real API, the enroll workflow on a worker of its own queue
@@ -42,7 +42,7 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
+  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
   return { workspaceId, call: api.as(apiKey) };
 }
 

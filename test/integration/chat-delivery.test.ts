@@ -12,7 +12,7 @@ import {
 } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -39,7 +39,7 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
   }
 
   async function whatsAppWorkspace() {
-    const workspace = await createWorkspace(db());
+    const workspace = await createTestWorkspace(db());
     const account = await connectTwilio(stack.api, twilio, workspace.apiKey);
     return { ...workspace, ...account };
   }
@@ -122,7 +122,7 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
   });
 
   async function telegramWorkspace() {
-    const workspace = await createWorkspace(db());
+    const workspace = await createTestWorkspace(db());
     const bot = await connectTelegram(stack.api, telegram, workspace.apiKey);
     return { ...workspace, bot };
   }

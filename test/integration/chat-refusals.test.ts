@@ -5,7 +5,7 @@ import { replayParkedEvents } from '../../db/repositories/provider-events';
 import { connectTelegram, connectTwilio, newCustomerNumber, queueChatMessage } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { Refusal, TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -69,7 +69,7 @@ describe('permanent chat refusals suppress the recipient (Telegram blocked or go
 
   describe('Telegram', () => {
     async function telegramWorkspace() {
-      const workspace = await createWorkspace(db());
+      const workspace = await createTestWorkspace(db());
       await connectTelegram(stack.api, telegram, workspace.apiKey);
       const chat = chatId();
       const contactId = await contactFor(workspace.apiKey, 'telegram', chat);
@@ -134,7 +134,7 @@ describe('permanent chat refusals suppress the recipient (Telegram blocked or go
 
   describe('WhatsApp through Twilio', () => {
     async function whatsAppWorkspace() {
-      const workspace = await createWorkspace(db());
+      const workspace = await createTestWorkspace(db());
       const account = await connectTwilio(stack.api, twilio, workspace.apiKey);
       const customer = newCustomerNumber();
       const contactId = await contactFor(workspace.apiKey, 'whatsapp', customer);

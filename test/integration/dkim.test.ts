@@ -10,7 +10,7 @@ import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /**
  * Outgoing mail is signed with the domain's key (decisions). The proof is an independent verifier
@@ -33,7 +33,7 @@ describe('DKIM signing of outgoing mail', () => {
 
   /** A workspace with one domain whose DKIM record is published, as after verification. */
   async function domainWithPublishedKey() {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const name = `d${randomUUID().slice(0, 12)}.example.com`;
     const key = await generateDkimKeyPair();
     const claim = await insertDomain(db, workspaceId, {
@@ -90,12 +90,12 @@ describe('DKIM signing of outgoing mail', () => {
       selector: domain.selector,
       privateKey: expect.objectContaining({ type: 'private', asymmetricKeyType: 'rsa' }),
     });
-    const other = await createWorkspace(db);
+    const other = await createTestWorkspace(db);
     expect(await loadDkimKey(db, keyring, other.workspaceId, `billing@${domain.name}`)).toBeNull();
   });
 
   it('a sender domain the workspace has not added is refused, never sent unsigned', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const raw = await compose('someone@not-added.example.com');
     await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(PermanentSendError);
     await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(
@@ -105,7 +105,7 @@ describe('DKIM signing of outgoing mail', () => {
 
   it("another workspace's verified domain is refused: its key signs only its own workspace's mail", async () => {
     const domain = await domainWithPublishedKey();
-    const other = await createWorkspace(db);
+    const other = await createTestWorkspace(db);
     const raw = await compose(`ceo@${domain.name}`);
     await expect(sign(other.workspaceId, `ceo@${domain.name}`, raw)).rejects.toThrow(/^sender_not_authorized/);
   });

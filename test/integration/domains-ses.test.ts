@@ -12,7 +12,7 @@ import { sealSecret } from '../../core/secrets';
 import { type DomainRecord, findDomain, insertDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 interface Identity {
   origin: 'AWS_SES' | 'EXTERNAL';
@@ -114,7 +114,7 @@ describe('domains with SES as the provider (BYODKIM)', () => {
 
   /** A domain whose records are all published correctly. */
   async function publishedDomain(options: { region?: string; name?: string } = {}): Promise<DomainRecord> {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const key = await generateDkimKeyPair();
     const name = options.name ?? `d${randomUUID().slice(0, 12)}.example.com`;
     const claim = await insertDomain(db, workspaceId, {

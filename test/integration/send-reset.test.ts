@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 let client: Client;
@@ -18,8 +18,8 @@ afterAll(async () => {
 
 describe('a send workflow reset after it sent (as from the Temporal UI)', () => {
   it('runs again from its first workflow task without sending a second copy', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId } = await createTestWorkspace(stack.api);
+    const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
     const accepted = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `a@${domain}`, to: 'reset@example.org', subject: 'Once', text: 'T', idempotencyKey: `reset-${randomUUID()}` },

@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 describe('tags and lists', () => {
   let api: ApiHarness;
@@ -9,7 +9,7 @@ describe('tags and lists', () => {
   afterAll(() => api.close());
 
   async function workspaceWithContacts(count: number) {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const call = api.as(apiKey);
     const ids: string[] = [];
     for (let index = 0; index < count; index += 1) {

@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { connectTelegram } from '../helpers/chat-workspaces';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
 
 const PUBLIC_BASE_URL = 'https://messaging.example.com';
@@ -32,7 +32,7 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   }
 
   it('the contact\'s link, opened and started in Telegram → a verified, opted-in, primary Telegram identity; /messages then picks Telegram', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const call = api.as(apiKey);
     const bot = await connectTelegram(api, telegram, apiKey);
     const contactId = ((await call('POST', '/contacts', { attributes: { name: 'Ann' }, identities: [{ channel: 'email', address: `ann-${chatId()}@example.org` }] })).body as { id: string }).id;
@@ -46,8 +46,8 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   });
 
   it('a token of another workspace, an altered one, or one from a group links nothing', async () => {
-    const owner = await createWorkspace(api.db);
-    const other = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
+    const other = await createTestWorkspace(api);
     const ownBot = await connectTelegram(api, telegram, owner.apiKey);
     const otherBot = await connectTelegram(api, telegram, other.apiKey);
     const contactId = ((await api.as(owner.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `b-${chatId()}@example.org` }] })).body as { id: string }).id;
@@ -60,16 +60,16 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   });
 
   it('another workspace\'s contact → 404; a workspace without a bot → 409', async () => {
-    const owner = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
     const contactId = ((await api.as(owner.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `c-${chatId()}@example.org` }] })).body as { id: string }).id;
     expect((await api.as(owner.apiKey)('POST', `/contacts/${contactId}/telegram-link`)).status).toBe(409);
-    const intruder = await createWorkspace(api.db);
+    const intruder = await createTestWorkspace(api);
     await connectTelegram(api, telegram, intruder.apiKey);
     expect((await api.as(intruder.apiKey)('POST', `/contacts/${contactId}/telegram-link`)).status).toBe(404);
   });
 
   it('a customer\'s message → a message.received platform event with the chat and text; an edit adds none', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const bot = await connectTelegram(api, telegram, apiKey);
     const chat = chatId();
     expect(await telegram.deliverUpdate(bot, update(chat, 'Where is my order?'), { apiUrl: api.url })).toBe(200);

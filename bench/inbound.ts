@@ -9,7 +9,7 @@ import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName, setInboundEnabled } from '../db/repositories/domains';
 import { createSequelize } from '../db/sequelize';
 import { startDnsServer } from '../test/helpers/dns-server';
-import { addVerifiedDomain, createTestWorkspace } from '../test/helpers/workspaces';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { startInboundMailWorkflows } from '../workers/inbound-acceptance';
 import { inboundLimits } from '../workers/inbound-limits';
@@ -65,8 +65,7 @@ async function main(): Promise<void> {
   const db = createSequelize(config.DATABASE_URL);
   const blobs = createBlobStore(blobStoreOptions(config));
   const dns = await startDnsServer();
-  const { workspaceId } = await createTestWorkspace(db);
-  const domain = (await addVerifiedDomain(db, workspaceId, { masterKey: config.MASTER_KEY })).domain;
+  const { workspaceId, domain } = await createTestWorkspace(db, { domain: { masterKey: config.MASTER_KEY } });
   const found = await findDomainByName(db, workspaceId, domain);
   await setInboundEnabled(db, workspaceId, found!.id, true);
   const inboxId = randomUUID();

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** With the default limits: 1 MiB for every body, 40 MiB where inline base64 files travel. */
 describe('body limits per route', () => {
@@ -22,8 +22,7 @@ describe('body limits per route', () => {
   });
 
   it('a send with a 2 MB inline attachment is accepted', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(api);
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const response = await api.as(apiKey)('POST', '/emails', {
       from: `a@${domain}`,
       to: 'ann@example.org',
@@ -36,8 +35,7 @@ describe('body limits per route', () => {
   });
 
   it('a batch and a direct upload of 2 MB are read too', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(api);
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const batch = await api.as(apiKey)('POST', '/emails/batch', {
       emails: [{
         from: `a@${domain}`,

@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { periodKey, usagePeriodAt } from '../../core/plans';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // Campaigns through the real API, workflow, dispatcher and workers, with an SMTP sink as the provider.
 let stack: EmailStack;
@@ -14,8 +14,8 @@ afterAll(() => stack.close());
 jest.setTimeout(120_000);
 
 async function sender(plan: 'free' | 'pro' = 'free') {
-  const workspace = await createTestWorkspace(stack.api, { plan });
-  const domain = (await addVerifiedDomain(stack, workspace.workspaceId)).domain;
+  const workspace = await createTestWorkspace(stack.api, { plan, domain: true });
+  const { domain } = workspace;
   return { ...workspace, from: `News <news@${domain}>`, call: stack.api.as(workspace.apiKey) };
 }
 

@@ -4,7 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { minimumClaim } from '../../core/dispatch';
 import { claimFairly, countInFlight } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 
 // The delivery engine as shipped: the dispatcher hands Temporal only what can make progress, fairly and
@@ -23,8 +23,8 @@ afterAll(async () => {
 jest.setTimeout(120_000);
 
 async function sender(plan: 'free' | 'pro' = 'free') {
-  const workspace = await createTestWorkspace(stack.api, { plan });
-  const domain = (await addVerifiedDomain(stack, workspace.workspaceId)).domain;
+  const workspace = await createTestWorkspace(stack.api, { plan, domain: true });
+  const { domain } = workspace;
   return { ...workspace, from: `a@${domain}` };
 }
 

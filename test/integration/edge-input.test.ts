@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 interface DocumentedOperation {
   method: string;
@@ -71,8 +71,8 @@ describe('hostile input at the edge', () => {
   });
 
   it('a NUL in the subject of an otherwise valid send answers 422 and stores nothing', async () => {
-    const workspace = await createTestWorkspace(api);
-    const domain = (await addVerifiedDomain(api, workspace.workspaceId)).domain;
+    const workspace = await createTestWorkspace(api, { domain: true });
+    const { domain } = workspace;
     const idempotencyKey = `nul-${randomUUID()}`;
     const response = await api.as(workspace.apiKey)('POST', '/emails', {
       from: `hello@${domain}`,

@@ -13,7 +13,7 @@ import { runInboundDispatcher } from '../../workers/inbound-dispatcher';
 import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbound-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/polling';
@@ -86,8 +86,7 @@ const query = <T extends object>(sql: string, bind: unknown[]) => stack.api.db.q
 
 /** A workspace with an inbound-enabled verified domain and an inbox on it. */
 async function inboxOfNewWorkspace(localPart = 'support') {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api);
-  const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { domain: true });
   const found = await findDomainByName(stack.api.db, workspaceId, domain);
   await setInboundEnabled(stack.api.db, workspaceId, found!.id, true);
   const inboxId = randomUUID();

@@ -56,7 +56,7 @@ describe('the inbound SMTP listener', () => {
   }
 
   async function inboundDomain(workspace: string): Promise<string> {
-    const name = (await addVerifiedDomain(db, workspace, { masterKey: config.MASTER_KEY })).domain;
+    const name = (await addVerifiedDomain(db, workspace)).domain;
     const found = await findDomainByName(db, workspace, name);
     await setInboundEnabled(db, workspace, found!.id, true);
     return name;
@@ -146,8 +146,8 @@ describe('the inbound SMTP listener', () => {
     const foreign = await send({ from: 'a@sender.example.net', to: 'someone@gmail.com', raw: rawMail('a@sender.example.net', 'someone@gmail.com') }).catch((e: unknown) => e);
     expect(foreign).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
 
-    const other = await createTestWorkspace(db);
-    const outboundOnly = (await addVerifiedDomain(db, other.workspaceId, { masterKey: config.MASTER_KEY })).domain;
+    const other = await createTestWorkspace(db, { domain: true });
+    const outboundOnly = other.domain;
     const inbox = await addInbox(other.workspaceId, outboundOnly, 'hello');
     const refused = await send({ from: 'a@sender.example.net', to: `hello@${outboundOnly}`, raw: rawMail('a@sender.example.net', `hello@${outboundOnly}`) }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ responseCode: 550, command: 'RCPT TO' });

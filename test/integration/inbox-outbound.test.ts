@@ -4,7 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { insertMessageEvent } from '../../db/repositories/message-events';
 import type { ApiResponse } from '../helpers/api-harness';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 /**
@@ -30,8 +30,7 @@ interface Inbox {
 }
 
 async function setUp(): Promise<{ call: Call; workspaceId: string; domain: string; inbox: Inbox }> {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api, { plan: 'pro' });
-  const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const call = stack.api.as(apiKey);
   const created = await call('POST', '/inboxes', { domain, localPart: 'support', displayName: 'Support Team' });
   expect(created.status).toBe(201);

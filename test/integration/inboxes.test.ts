@@ -5,7 +5,7 @@ import { periodKey, usagePeriodAt } from '../../core/plans';
 import { findMailbox, listEmailRules } from '../../db/repositories/inbound-mail';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createTestKey, addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 /**
@@ -22,8 +22,7 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const body = <T = Record<string, unknown>>(response: ApiResponse) => response.body as T;
 
 async function workspaceWithDomain(): Promise<{ call: Call; workspaceId: string; domain: string; domainId: string }> {
-  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-  const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(api, { plan: 'pro', domain: true });
   const [{ id: domainId }] = await api.db.query<{ id: string }>('SELECT id FROM domains WHERE workspace_id = $1 AND name = $2', {
     bind: [workspaceId, domain],
     type: QueryTypes.SELECT,
@@ -264,8 +263,7 @@ describe('refused sends write nothing', () => {
   }
 
   it('a send past the plan quota → 402 quota_exceeded, and no thread, inbox row or counter', async () => {
-    const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'free' });
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const { workspaceId, apiKey, domain } = await createTestWorkspace(api, { plan: 'free', domain: true });
     const call = api.as(apiKey);
     const inbox = await inboxOf(call, domain);
     await api.db.query('INSERT INTO usage_counters (workspace_id, period_start, used) VALUES ($1, $2, 3000)', {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** Inputs whose cost grows with their size or depth are bounded before any work is done on them. */
 describe('bounded inputs on the send and preview routes', () => {
@@ -14,8 +14,7 @@ describe('bounded inputs on the send and preview routes', () => {
   const deeplyNested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
   async function sender() {
-    const { apiKey, workspaceId } = await createTestWorkspace(api);
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const email = (fields: Record<string, unknown> = {}) => ({
       from: `a@${domain}`,
       to: 'ann@example.org',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { enrollmentWorkflowId } from '../../core/ids';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { expectStatus, until } from '../helpers/polling';
 
@@ -26,8 +26,7 @@ type Call = ReturnType<EmailStack['api']['as']>;
 
 /** A workspace with a verified domain, its default sender and one email template; returns its caller. */
 async function workspace(): Promise<{ call: Call; template: string }> {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api);
-  const domain = (await addVerifiedDomain(stack, workspaceId, { defaultFromName: 'Acme' })).domain;
+  const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
   const call = stack.api.as(apiKey);
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { enrollmentWorkflowId } from '../../core/ids';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { expectStatus, until } from '../helpers/polling';
 
@@ -26,8 +26,7 @@ type Call = ReturnType<EmailStack['api']['as']>;
 
 /** A workspace with a verified domain and a welcome, thanks and nudge template; returns its caller. */
 async function workspace(): Promise<{ call: Call; templates: Record<'welcome' | 'thanks' | 'nudge', string>; domain: string }> {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api);
-  const domain = (await addVerifiedDomain(stack, workspaceId, { defaultFromName: 'Acme' })).domain;
+  const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
   const call = stack.api.as(apiKey);
   // Message nodes without a `from` go from the verified domain's default sender.
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;

@@ -4,7 +4,7 @@ import { configKeyring } from '../../core/config';
 import { macKeys } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 
 /**
@@ -89,8 +89,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('a send with an inline base64 attachment logs neither the key nor the file', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(api);
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const content = randomBytes(3_000).toString('base64');
     const { status, text } = await logged('POST', '/api/v1/emails', apiKey, {
       from: `a@${domain}`,

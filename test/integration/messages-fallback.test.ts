@@ -25,8 +25,8 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
   const key = () => `key-${randomUUID()}`;
 
   async function workspace() {
-    const created = await createTestWorkspace(stack.api, { plan: 'pro' });
-    const domain = (await addVerifiedDomain(stack, created.workspaceId)).domain;
+    const created = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+    const { domain } = created;
     const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
     await connectTelegram(stack.api, telegram, created.apiKey);
     return { ...created, ...twilioAccount, call: stack.api.as(created.apiKey), domain };

@@ -6,7 +6,7 @@ import { createSendObserver } from '../../activities/send-observer';
 import { sendWorkflowId } from '../../core/ids';
 import { addSuppression } from '../../db/repositories/suppressions';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // Every accepted message ends in a known state. The stack's database is this file's own: the reconciler
 // looks at every unfinished message it finds.
@@ -24,8 +24,8 @@ afterAll(async () => {
 jest.setTimeout(60_000);
 
 async function sender() {
-  const workspace = await createTestWorkspace(stack.api);
-  const domain = (await addVerifiedDomain(stack, workspace.workspaceId)).domain;
+  const workspace = await createTestWorkspace(stack.api, { domain: true });
+  const { domain } = workspace;
   return { ...workspace, domain, call: stack.api.as(workspace.apiKey) };
 }
 

@@ -7,7 +7,7 @@ import { createActivities } from '../../activities';
 import { sendWorkflowId } from '../../core/ids';
 import { claimFairly, markDispatched } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // One provider call per message. The stack's database is this file's own: it installs a fault-injecting
 // trigger.
@@ -45,8 +45,8 @@ afterAll(() => stack.close());
 jest.setTimeout(120_000);
 
 async function sender() {
-  const workspace = await createTestWorkspace(stack.api);
-  const domain = (await addVerifiedDomain(stack, workspace.workspaceId)).domain;
+  const workspace = await createTestWorkspace(stack.api, { domain: true });
+  const { domain } = workspace;
   const send = async (to: string) => {
     const response = await stack.api.as(workspace.apiKey)('POST', '/emails', { from: `a@${domain}`, to, subject: 'Once', text: 'T', idempotencyKey: `once-${to}` });
     expect(response.status).toBe(202);

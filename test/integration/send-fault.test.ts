@@ -54,8 +54,7 @@ jest.setTimeout(180_000);
 
 describe('a worker killed in the middle of a send', () => {
   it('the message still ends sent, delivered once, by the next worker', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(stack.api);
-    const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const held = stack.sink.holdNext();
     const first = startWorkerProcess();
 

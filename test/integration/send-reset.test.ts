@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 let client: Client;
@@ -18,8 +18,7 @@ afterAll(async () => {
 
 describe('a send workflow reset after it sent (as from the Temporal UI)', () => {
   it('runs again from its first workflow task without sending a second copy', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(stack.api);
-    const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const accepted = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `a@${domain}`, to: 'reset@example.org', subject: 'Once', text: 'T', idempotencyKey: `reset-${randomUUID()}` },

@@ -3,7 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { saveDomainCheck } from '../../db/repositories/domains';
 import { createList, sendNow } from '../helpers/campaigns';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 import { expectStatus, until } from '../helpers/polling';
 
@@ -28,8 +28,7 @@ async function answer(response: Promise<{ status: number; body: unknown }>): Pro
 
 /** A workspace with a verified domain (no default sender unless asked) and an email template. */
 async function workspace(options: { defaultSender?: boolean } = {}) {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api, { plan: 'pro' });
-  const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const call = stack.api.as(apiKey);
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   if (options.defaultSender) await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);

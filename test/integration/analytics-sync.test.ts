@@ -59,8 +59,8 @@ const secondsAgo = (ms: number) => Math.floor((Date.now() - ms) / 1000);
 const tokens: string[] = [];
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-  return { workspaceId, apiKey, call: api.as(apiKey) };
+  const { workspaceId, apiKey, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, apiKey, call };
 }
 
 async function contact(call: Call, address: string): Promise<string> {

@@ -42,8 +42,8 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-  return { workspaceId, call: api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function activeAutomation(call: Call): Promise<string> {

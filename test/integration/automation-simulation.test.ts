@@ -291,9 +291,8 @@ describe('the simulate and links routes over HTTP', () => {
   });
 
   it('simulate answers 200 with the run; 422 for a bad body; 404 for another workspace\'s automation; 403 without automations:write', async () => {
-    const { workspaceId, apiKey } = await createTestWorkspace(api);
+    const { workspaceId, call } = await createTestWorkspace(api);
     const { automationId } = await createAutomation(api.db, workspaceId, { published: { graph: { entry: 'w', nodes: [{ id: 'w', type: 'wait', durationMs: DAY, next: null }] } } });
-    const call = api.as(apiKey);
     const run = await call('POST', `/automations/${automationId}/simulate`, { startAt: '2026-05-04T10:00:00Z' });
     expect(run).toMatchObject({ status: 200, body: { outcome: { status: 'completed', exitReason: 'completed', at: '2026-05-05T10:00:00.000Z' }, version: 1, messages: [] } });
     expect((await call('POST', `/automations/${automationId}/simulate`, { contactId: randomUUID(), contact: {} })).status).toBe(422);

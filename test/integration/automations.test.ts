@@ -19,8 +19,8 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-  return { workspaceId, apiKey, call: api.as(apiKey) };
+  const { workspaceId, apiKey, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, apiKey, call };
 }
 
 const waitGraph = (duration: string | number = 'P1D') => ({ entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration, next: null }] });

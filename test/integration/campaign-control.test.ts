@@ -6,7 +6,7 @@ import { createSendObserver } from '../../activities/send-observer';
 import { campaignWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // Stopping a campaign while it sends, through the real stack, with a provider slow enough (20/s) that
 // a campaign of a hundred or two is still going when the test acts. The feed looks at its campaign every
@@ -35,9 +35,9 @@ jest.setTimeout(180_000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function sendingCampaign(count: number) {
-  const workspace = await createTestWorkspace(stack.api, { plan: 'pro' });
-  const call = stack.api.as(workspace.apiKey);
-  const from = `a@${(await addVerifiedDomain(stack, workspace.workspaceId)).domain}`;
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  const { call } = workspace;
+  const from = `a@${workspace.domain}`;
   const listId = await createList(call);
   const prefix = `control-${workspace.workspaceId.slice(0, 8)}`;
   const contacts = await seedContacts(stack.api.db, workspace.workspaceId, { count, prefix, listId });

@@ -29,7 +29,7 @@ const idOf = (response: ApiResponse) => (response.body as { id: string }).id;
 async function sender() {
   const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const { domain } = workspace;
-  return { ...workspace, from: `News <news@${domain}>`, call: stack.api.as(workspace.apiKey) };
+  return { ...workspace, from: `News <news@${domain}>` };
 }
 
 async function recipientsOf(campaignId: string) {

@@ -16,7 +16,7 @@ jest.setTimeout(120_000);
 async function sender(plan: 'free' | 'pro' = 'free') {
   const workspace = await createTestWorkspace(stack.api, { plan, domain: true });
   const { domain } = workspace;
-  return { ...workspace, from: `News <news@${domain}>`, call: stack.api.as(workspace.apiKey) };
+  return { ...workspace, from: `News <news@${domain}>` };
 }
 
 describe('drafts', () => {

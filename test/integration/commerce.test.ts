@@ -37,8 +37,8 @@ describe('commerce orders and revenue', () => {
   const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
   async function workspace() {
-    const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-    return { workspaceId, call: api.as(apiKey) };
+    const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+    return { workspaceId, call };
   }
 
   describe('the scenario', () => {

@@ -20,7 +20,7 @@ describe('contact exports', () => {
 
   async function workspace() {
     const created = await createTestWorkspace(api);
-    return { ...created, call: api.as(created.apiKey) };
+    return created;
   }
 
   async function contact(call: Call, body: unknown): Promise<string> {

@@ -14,8 +14,7 @@ describe('contacts and audiences are isolated per workspace', () => {
   afterAll(() => api.close());
 
   async function seeded() {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     const contact = (await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'shared@example.com' }], attributes: { plan: 'pro' } })).body as { id: string };
     const tag = (await call('POST', '/tags', { name: 'shared' })).body as { id: string };
     const list = (await call('POST', '/lists', { name: 'shared' })).body as { id: string };

@@ -24,8 +24,8 @@ const T = new Date('2026-03-10T12:00:00.000Z');
 const at = (offsetMs: number) => new Date(T.getTime() + offsetMs);
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-  return { workspaceId, call: api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function contact(call: Call, address: string): Promise<string> {

@@ -30,8 +30,8 @@ const bodyOf = (response: ApiResponse) => response.body as Record<string, unknow
 const waitGraph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P7D', next: null }] };
 
 async function workspace(harness: ApiHarness = api) {
-  const { workspaceId, apiKey } = await createTestWorkspace(harness, { plan: 'pro' });
-  return { workspaceId, call: harness.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(harness, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function activeAutomation(call: Call, body: Record<string, unknown>): Promise<string> {

@@ -58,8 +58,8 @@ interface Job {
 }
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createTestWorkspace(stack.api, { plan: 'pro' });
-  return { workspaceId, call: stack.api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(stack.api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function upload(call: Call, csv: string): Promise<string> {

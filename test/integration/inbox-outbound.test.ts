@@ -30,8 +30,7 @@ interface Inbox {
 }
 
 async function setUp(): Promise<{ call: Call; workspaceId: string; domain: string; inbox: Inbox }> {
-  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
-  const call = stack.api.as(apiKey);
+  const { workspaceId, domain, call } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const created = await call('POST', '/inboxes', { domain, localPart: 'support', displayName: 'Support Team' });
   expect(created.status).toBe(201);
   return { call, workspaceId, domain, inbox: (created.body as { inbox: Inbox }).inbox };

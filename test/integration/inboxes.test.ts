@@ -263,8 +263,7 @@ describe('refused sends write nothing', () => {
   }
 
   it('a send past the plan quota → 402 quota_exceeded, and no thread, inbox row or counter', async () => {
-    const { workspaceId, apiKey, domain } = await createTestWorkspace(api, { plan: 'free', domain: true });
-    const call = api.as(apiKey);
+    const { workspaceId, domain, call } = await createTestWorkspace(api, { plan: 'free', domain: true });
     const inbox = await inboxOf(call, domain);
     await api.db.query('INSERT INTO usage_counters (workspace_id, period_start, used) VALUES ($1, $2, 3000)', {
       bind: [workspaceId, periodKey(usagePeriodAt(new Date()))],

@@ -205,8 +205,8 @@ describe('workspaces are isolated on every route', () => {
   };
 
   async function workspace(): Promise<Owner> {
-    const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-    return { workspaceId, call: api.as(apiKey), marker: `iso${randomUUID().replace(/-/g, '')}` };
+    const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+    return { workspaceId, call, marker: `iso${randomUUID().replace(/-/g, '')}` };
   }
 
   it('another workspace\'s id answers 404 on every route that takes one, and the resource is unchanged', async () => {

@@ -313,8 +313,7 @@ describe('the journey message', () => {
 
 describe('automation settings', () => {
   it('a workspace that never set them reads the defaults; a PUT changes only the fields it names', async () => {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     expect(await call('GET', '/automation-settings')).toMatchObject({
       status: 200, body: { timezone: 'UTC', timezoneAttribute: 'timezone', quietHours: null, frequencyCaps: [] },
     });
@@ -328,8 +327,7 @@ describe('automation settings', () => {
   });
 
   it('an unknown time zone, a bad local time, a cap out of range or a window that is not a duration answer 422 naming the field', async () => {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     expect(await call('PUT', '/automation-settings', { timezone: 'Mars/Olympus' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { timezone: expect.any(Array) } } } });
     expect(await call('PUT', '/automation-settings', { quietHours: { start: '25:00', end: '08:00' } })).toMatchObject({ status: 422 });
     const badCap = await call('PUT', '/automation-settings', { frequencyCaps: [{ channel: 'email', limit: 0, window: 'P1D' }] });

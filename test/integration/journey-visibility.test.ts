@@ -26,8 +26,7 @@ type Call = ReturnType<EmailStack['api']['as']>;
 
 /** A workspace with a verified domain, its default sender and one email template; returns its caller. */
 async function workspace(): Promise<{ call: Call; template: string }> {
-  const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
-  const call = stack.api.as(apiKey);
+  const { domain, call } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);
   const template = (await expectStatus(call('POST', '/templates', { name: 'Welcome', format: 'html', subject: 'Welcome', body: '<p>Welcome</p>' }), 201)).id as string;

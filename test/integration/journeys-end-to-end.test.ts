@@ -26,8 +26,7 @@ type Call = ReturnType<EmailStack['api']['as']>;
 
 /** A workspace with a verified domain and a welcome, thanks and nudge template; returns its caller. */
 async function workspace(): Promise<{ call: Call; templates: Record<'welcome' | 'thanks' | 'nudge', string>; domain: string }> {
-  const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
-  const call = stack.api.as(apiKey);
+  const { domain, call } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
   // Message nodes without a `from` go from the verified domain's default sender.
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);

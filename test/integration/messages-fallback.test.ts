@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -29,7 +29,7 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
     const { domain } = created;
     const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
     await connectTelegram(stack.api, telegram, created.apiKey);
-    return { ...created, ...twilioAccount, call: stack.api.as(created.apiKey), domain };
+    return { ...created, ...twilioAccount, domain };
   }
 
   async function shown(call: ReturnType<EmailStack['api']['as']>, id: string, want: string[]): Promise<Body> {
@@ -101,9 +101,8 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
       .toMatchObject({ status: 422, body: { error: { fieldErrors: { fallbackChain: [expect.stringMatching(/No address/)] } } } });
   });
   it('the quota spent when the fallback is due → no next message; the failed one\'s fallback event says quota_exceeded', async () => {
-    const created = await createTestWorkspace(stack.api, { plan: 'free' });
-    const call = stack.api.as(created.apiKey);
-    const domain = (await addVerifiedDomain(stack, created.workspaceId)).domain;
+    const created = await createTestWorkspace(stack.api, { plan: 'free', domain: true });
+    const { call, domain } = created;
     await connectTwilio(stack.api, twilio, created.apiKey);
     const customer = newCustomerNumber();
     twilio.refuse(`whatsapp:${customer}`, 'invalid-number');

@@ -4,7 +4,7 @@ import { periodKey, usagePeriodAt } from '../../core/plans';
 import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestKey, createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -30,9 +30,8 @@ describe('POST /messages and GET /messages/:id across channels', () => {
 
   /** A workspace with a verified domain, a Twilio account, a bot, and a customer who wrote within 24 hours. */
   async function workspace(plan: 'free' | 'pro' = 'pro') {
-    const created = await createTestWorkspace(stack.api, { plan });
-    const call = stack.api.as(created.apiKey);
-    const domain = (await addVerifiedDomain(stack, created.workspaceId)).domain;
+    const created = await createTestWorkspace(stack.api, { plan, domain: true });
+    const { call, domain } = created;
     const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
     const bot = await connectTelegram(stack.api, telegram, created.apiKey);
     const customer = newCustomerNumber();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 import { KEEPS_UP } from '../helpers/send-windows';
 
@@ -22,8 +22,8 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 async function sender() {
-  const workspace = await createTestWorkspace(stack.api, { plan: 'pro' });
-  return { ...workspace, from: `a@${(await addVerifiedDomain(stack, workspace.workspaceId)).domain}` };
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  return { ...workspace, from: `a@${workspace.domain}` };
 }
 
 describe('the provider rate', () => {

@@ -78,8 +78,7 @@ describe('segments', () => {
   });
 
   it('engagement conditions count the human opens and clicks of the contact\'s messages, machine ones never', async () => {
-    const { apiKey, workspaceId } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { workspaceId, call } = await createTestWorkspace(api);
     const contact = async (address: string) =>
       ((await call('POST', '/contacts', { identities: [{ channel: 'email', address }] })).body as { id: string }).id;
     const [opener, twiceOpener, clicker, proxyOnly] = [await contact('o@example.com'), await contact('oo@example.com'), await contact('c@example.com'), await contact('p@example.com')];

@@ -26,7 +26,7 @@ jest.setTimeout(60_000);
 async function sender() {
   const workspace = await createTestWorkspace(stack.api, { domain: true });
   const { domain } = workspace;
-  return { ...workspace, domain, call: stack.api.as(workspace.apiKey) };
+  return { ...workspace, domain };
 }
 
 async function used(call: ReturnType<typeof stack.api.as>): Promise<number> {

@@ -28,8 +28,7 @@ async function answer(response: Promise<{ status: number; body: unknown }>): Pro
 
 /** A workspace with a verified domain (no default sender unless asked) and an email template. */
 async function workspace(options: { defaultSender?: boolean } = {}) {
-  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
-  const call = stack.api.as(apiKey);
+  const { workspaceId, domain, call } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   if (options.defaultSender) await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);
   const template = (await expectStatus(call('POST', '/templates', { name: `t-${randomUUID()}`, format: 'html', subject: 'Hi', body: '<p>Hi</p>' }), 201)).id as string;

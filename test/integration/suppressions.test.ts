@@ -11,7 +11,7 @@ describe('suppressions', () => {
 
   async function workspace() {
     const created = await createTestWorkspace(api);
-    const call = api.as(created.apiKey);
+    const { call } = created;
     return { ...created, call };
   }
 

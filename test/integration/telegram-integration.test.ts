@@ -27,7 +27,7 @@ describe('the Telegram integration', () => {
 
   async function workspace() {
     const created = await createTestWorkspace(api);
-    return { ...created, call: api.as(created.apiKey) };
+    return created;
   }
 
   async function connected(): Promise<{ workspaceId: string; bot: StandInBot; call: ReturnType<ApiHarness['as']> }> {

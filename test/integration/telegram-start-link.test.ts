@@ -32,8 +32,7 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   }
 
   it('the contact\'s link, opened and started in Telegram → a verified, opted-in, primary Telegram identity; /messages then picks Telegram', async () => {
-    const { workspaceId, apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { workspaceId, apiKey, call } = await createTestWorkspace(api);
     const bot = await connectTelegram(api, telegram, apiKey);
     const contactId = ((await call('POST', '/contacts', { attributes: { name: 'Ann' }, identities: [{ channel: 'email', address: `ann-${chatId()}@example.org` }] })).body as { id: string }).id;
     const link = await call('POST', `/contacts/${contactId}/telegram-link`);

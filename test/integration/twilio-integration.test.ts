@@ -81,10 +81,9 @@ describe('Twilio integration and callbacks', () => {
   });
 
   it('credentials Twilio refuses → 422 naming authToken, nothing saved', async () => {
-    const { apiKey } = await createTestWorkspace(api);
+    const { call } = await createTestWorkspace(api);
     const sid = accountSid();
     twilio.addAccount(sid, 'the-right-token');
-    const call = api.as(apiKey);
     const refused = await call('PUT', '/integrations/twilio', { accountSid: sid, authToken: 'a-wrong-token', whatsappFrom: SENDER });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ error: { formErrors: [], fieldErrors: { authToken: [expect.stringContaining('401')] } } });

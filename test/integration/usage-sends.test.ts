@@ -6,7 +6,7 @@ import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/c
 import { connectTelegram } from '../helpers/chat-workspaces';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 type Body = Record<string, unknown>;
@@ -37,9 +37,8 @@ describe('usage against the sends made', () => {
 
   /** A free workspace that can send on every route: a verified domain, a bot, an inbox, a list of `contacts` contacts. */
   async function sender(contacts = 1) {
-    const created = await createTestWorkspace(stack.api, { plan: 'free' });
-    const call = stack.api.as(created.apiKey);
-    const domain = (await addVerifiedDomain(stack, created.workspaceId)).domain;
+    const created = await createTestWorkspace(stack.api, { plan: 'free', domain: true });
+    const { call, domain } = created;
     await connectTelegram(stack.api, chat.telegram, created.apiKey);
     const inbox = ((await call('POST', '/inboxes', { domain, localPart: 'support', displayName: 'Support' })).body as { inbox: { id: string; address: string } }).inbox;
     const listId = await createList(call);

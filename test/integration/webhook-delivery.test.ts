@@ -58,7 +58,7 @@ describe('webhook delivery', () => {
   /** A workspace with a webhook at a path of its own; answers its key, the webhook id and secret, and the path. */
   async function subscriber(events: string[]) {
     const workspace = await createTestWorkspace(stack.api);
-    const call = stack.api.as(workspace.apiKey);
+    const { call } = workspace;
     const path = `/${randomUUID()}`;
     const created = await call('POST', '/webhooks', { url: `${receiver.url}${path}`, events });
     expect(created.status).toBe(201);

@@ -100,8 +100,7 @@ describe('the cap on API keys per workspace', () => {
   afterAll(() => api.close());
 
   it('past the cap POST /api-keys answers 402 quota_exceeded for api_keys; a revoked key frees its place', async () => {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     const made = [await call('POST', '/api-keys', { name: 'two' }), await call('POST', '/api-keys', { name: 'three' })];
     expect(made.map((answer) => answer.status)).toEqual([201, 201]);
     const refused = await call('POST', '/api-keys', { name: 'four' });
@@ -115,8 +114,7 @@ describe('the cap on API keys per workspace', () => {
   });
 
   it('creates at once for the last place: exactly one is made', async () => {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     await call('POST', '/api-keys', { name: 'two' });
     const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => call('POST', '/api-keys', { name: `race-${i}` })));
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 402, 402, 402, 402]);
@@ -134,8 +132,7 @@ describe('imports running per workspace', () => {
 
   it('past WORKSPACE_RUNNING_IMPORTS a new import answers 429 with Retry-After; a canceled one frees its place, and other workspaces are not counted', async () => {
     const workspace = async () => {
-      const { apiKey } = await createTestWorkspace(api, { plan: 'pro' });
-      const call = api.as(apiKey);
+      const { call } = await createTestWorkspace(api, { plan: 'pro' });
       const upload = await call('POST', '/attachments', { filename: 'contacts.csv', content: Buffer.from('email\na@example.com\n').toString('base64') });
       expect(upload.status).toBe(201);
       const body = { provider: 'csv', attachmentId: (upload.body as { attachment: { id: string } }).attachment.id, mapping: { email: 'email' } };
@@ -169,8 +166,7 @@ describe('the template renderer queue is bounded', () => {
   afterAll(() => api.close());
 
   it('renders past the busy thread and its queue answer 429 with Retry-After at once, not after the others', async () => {
-    const { apiKey } = await createTestWorkspace(api);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     // About 160 ms of loops a block: longer than the render budget in all, so each render holds the thread 1.5 s.
     const slowBlock = { type: 'heading', text: '{% for a in (1..600) %}{% for b in (1..600) %}{% endfor %}{% endfor %}Slow' };
     const slow = await call('POST', '/templates', { name: 'Slow', format: 'blocks', subject: 'Slow', body: Array.from({ length: 100 }, () => slowBlock) });

@@ -4,7 +4,7 @@ import { campaignWorkflowId } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createIsolatedDatabase } from '../test/helpers/isolated-database';
-import { addVerifiedDomain, createTestWorkspace } from '../test/helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../test/helpers/workspaces';
 import '../test/helpers/quiet-temporal-runtime';
 import { summary } from './stats';
 import { residentBytes, workerInItsOwnProcess } from './worker-process';
@@ -108,7 +108,7 @@ async function run(
   estimate: boolean,
 ) {
   const call = stack.api.as(workspace.apiKey);
-  const from = `News <news@${(await addVerifiedDomain(stack, workspace.workspaceId)).domain}>`;
+  const from = `News <news@${(await addTestDomain(stack, workspace.workspaceId)).domain}>`;
   const created = await call('POST', '/campaigns', { name: `bench ${rate}/s`, segmentId, fromAddress: from, subject: 'Bench', html: '<p>Hello from the benchmark</p>' });
   const id = (created.body as { id: string }).id;
   let token = '';

@@ -6,7 +6,7 @@ import { QueryTypes } from 'sequelize';
 import { countInFlight } from '../db/repositories/dispatch-queue';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../test/helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../test/helpers/workspaces';
 import { queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -130,7 +130,7 @@ async function fairness(client: Client): Promise<void> {
   const stack = await startEmailStack({ overrides: { DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000', SEND_RATE_PER_SECOND: '14' } });
   try {
     const a = await createTestWorkspace(stack.api, { plan: 'pro' });
-    const fromA = `a@${(await addVerifiedDomain(stack, a.workspaceId)).domain}`;
+    const fromA = `a@${(await addTestDomain(stack, a.workspaceId)).domain}`;
     const queued = performance.now();
     await queueMessages(stack.api.db, a.workspaceId, { kind: 'transactional', count: BACKLOG, from: fromA, toPrefix: 'a' });
     console.log(`${pad(`workspace A: ${BACKLOG} messages accepted`)} in ${((performance.now() - queued) / 1000).toFixed(1)} s; provider rate ${stack.api.config.SEND_RATE_PER_SECOND}/s`);
@@ -154,7 +154,7 @@ async function fairness(client: Client): Promise<void> {
     for (let i = 0; i < TRIES; i += 1) {
       const b = await createTestWorkspace(stack.api);
       verifies.push(await verifyDomain(stack, dns, b.apiKey));
-      const fromB = `b@${(await addVerifiedDomain(stack, b.workspaceId)).domain}`;
+      const fromB = `b@${(await addTestDomain(stack, b.workspaceId)).domain}`;
       const to = `b-${i}@example.org`;
       const sent = performance.now();
       await stack.api.call('POST', '/api/v1/emails', { key: b.apiKey, body: { from: fromB, to, subject: 'Reset', text: 'T', idempotencyKey: `bench-b-${randomUUID()}` } });
@@ -192,7 +192,7 @@ async function throughput(client: Client, rate: number): Promise<void> {
   try {
     for (const kind of (process.env.BENCH_KINDS ?? 'transactional,campaign').split(',') as Array<'transactional' | 'campaign'>) {
       const workspace = await createTestWorkspace(stack.api, { plan: 'pro' });
-      const from = `a@${(await addVerifiedDomain(stack, workspace.workspaceId)).domain}`;
+      const from = `a@${(await addTestDomain(stack, workspace.workspaceId)).domain}`;
       // One workflow each: Temporal, not the provider, is the limit for transactional sends on this server.
       const count = kind === 'transactional' ? Math.min(rate * SECONDS, 3_000) : rate * SECONDS;
       const cpu = readCpu(CPU_GROUPS);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSequelize } from '../../db/sequelize';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { freePort } from '../helpers/free-port';
 import { Application } from './application';
 import { startCountingSink } from './counting-sink';
@@ -98,7 +98,7 @@ async function main(): Promise<number> {
       const senders: Sender[] = [];
       for (let index = 0; index < WORKSPACES; index += 1) {
         const workspace = await createTestWorkspace(db, { plan: 'pro', name: `faults ${scenario.name} ${index}` });
-        senders.push({ ...workspace, domain: (await addVerifiedDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain });
+        senders.push({ ...workspace, domain: (await addTestDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain });
       }
       const load = startLoad(app.apiUrl, senders, { clients: CLIENTS, pauseMs: PAUSE_MS, ...scenario.load, tag: scenario.name });
       const context: ScenarioContext = {
@@ -108,7 +108,7 @@ async function main(): Promise<number> {
         sendRatePerSecond: SEND_RATE_PER_SECOND,
         sender: async (name) => {
           const workspace = await createTestWorkspace(db, { plan: 'pro', name });
-          return { ...workspace, domain: (await addVerifiedDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain };
+          return { ...workspace, domain: (await addTestDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain };
         },
       };
       try {

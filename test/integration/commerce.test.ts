@@ -3,7 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { recordTrackingEvents, type TrackingEvent } from '../../db/repositories/tracking-events';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { seedContacts } from '../helpers/campaigns';
-import { createTestKey, addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 
 /**
@@ -55,7 +55,7 @@ describe('commerce orders and revenue', () => {
     beforeAll(async () => {
       const owner = await workspace();
       call = owner.call;
-      const domain = (await addVerifiedDomain(api, owner.workspaceId)).domain;
+      const domain = (await addTestDomain(api, owner.workspaceId)).domain;
       const listId = bodyOf(await call('POST', '/lists', { name: 'buyers' })).id as string;
       campaignId = bodyOf(await call('POST', '/campaigns', { name: 'Sale', fromAddress: `news@${domain}`, listId, subject: 'Sale', text: 'T' })).id as string;
       const graph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P1D', next: null }] };

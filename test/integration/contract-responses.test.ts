@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 
 /** What the contract fuzz suite (npm run test:contract) found, each pinned here so jest catches a regression. */
 interface Operation {
@@ -48,7 +48,7 @@ describe('answers the OpenAPI document promises', () => {
   });
 
   it("a route's own 422 code (template_not_found) → a body the documented 422 schema admits", async () => {
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const response = await api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `hello@${domain}`, to: 'someone@example.org', templateId: 'no-such-template', idempotencyKey: `contract-${randomUUID()}` },

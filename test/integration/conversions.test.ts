@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { recordConversion } from '../../db/repositories/conversions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createTestKey, addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { createTrackedMessage } from '../helpers/tracked-message';
 import { HIT_FIXTURES, type HitFixture } from '../helpers/tracking-fixtures';
 
@@ -150,7 +150,7 @@ describe('conversion reports', () => {
 
   beforeAll(async () => {
     ({ call, workspaceId } = await workspace());
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const listId = bodyOf<{ id: string }>(await call('POST', '/lists', { name: 'Audience' })).id;
     campaignId = bodyOf<{ id: string }>(await call('POST', '/campaigns', { name: 'Spring', fromAddress: `news@${domain}`, listId, subject: 'Spring', text: 'T' })).id;
     const graph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P1D', next: null }] };
@@ -349,7 +349,7 @@ describe('from a real click to a campaign\'s conversion', () => {
 
   it('a person\'s CTA click is the touch a later purchase event is credited to; a scanner\'s hits are not touches', async () => {
     const { workspaceId, call } = await workspace();
-    const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const listId = bodyOf<{ id: string }>(await call('POST', '/lists', { name: 'Audience' })).id;
     const campaignId = bodyOf<{ id: string }>(await call('POST', '/campaigns', { name: 'Spring', fromAddress: `news@${domain}`, listId, subject: 'Spring', text: 'T' })).id;
     const contactId = await contact(call, 'dan@example.com');

@@ -5,8 +5,7 @@ import { createDkimSigner, loadDkimKey } from '../../activities/dkim';
 import { configKeyring, loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
-import { sealSecret } from '../../core/secrets';
-import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
+import { saveDomainCheck } from '../../db/repositories/domains';
 import { PermanentSendError } from '../../activities/channels/email-channel';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
@@ -33,21 +32,9 @@ describe('DKIM signing of outgoing mail', () => {
 
   /** A workspace with one domain whose DKIM record is published, as after verification. */
   async function domainWithPublishedKey() {
-    const { workspaceId } = await createTestWorkspace(db);
-    const name = `d${randomUUID().slice(0, 12)}.example.com`;
-    const key = await generateDkimKeyPair();
-    const claim = await insertDomain(db, workspaceId, {
-      name,
-      region: 'us-east-1',
-      defaultFromName: null,
-      dkimSelector: key.selector,
-      dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
-    });
-    if (!('created' in claim)) throw new Error('domain not created');
-    dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));
-    await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
-    return { workspaceId, name, selector: key.selector, domainId: claim.created.id };
+    const { workspaceId, domain: name, domainId, dkim } = await createTestWorkspace(db, { domain: { name: `d${randomUUID().slice(0, 12)}.example.com` } });
+    dns.setTxt(dkimRecordName(dkim.selector, name), dkimValue(dkim.publicKey));
+    return { workspaceId, name, selector: dkim.selector, domainId };
   }
 
   const compose = (from: string) =>

@@ -3,7 +3,7 @@ import { PLANS, usagePeriodAt } from '../../core/plans';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { reserveQuota } from '../../db/repositories/usage';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ const idempotencyKey = () => `key-${Date.now()}-${(key += 1)}`;
 
 async function sender(options: { plan?: 'free' | 'pro'; defaultFromName?: string } = {}): Promise<TestWorkspace & { domain: string }> {
   const workspace = await createTestWorkspace(stack.api, { plan: options.plan ?? 'free' });
-  return { ...workspace, domain: (await addVerifiedDomain(stack, workspace.workspaceId, options)).domain };
+  return { ...workspace, domain: (await addTestDomain(stack, workspace.workspaceId, options)).domain };
 }
 
 function receivedBy(address: string) {

@@ -17,7 +17,7 @@ import type { AcceptedInboundMessage } from '../../workers/inbound-acceptance';
 import { inboundLimits, type InboundLimits } from '../../workers/inbound-limits';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbound-smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 
 const MAX_BYTES = 64 * 1024;
 
@@ -56,7 +56,7 @@ describe('the inbound SMTP listener', () => {
   }
 
   async function inboundDomain(workspace: string): Promise<string> {
-    const name = (await addVerifiedDomain(db, workspace)).domain;
+    const name = (await addTestDomain(db, workspace)).domain;
     const found = await findDomainByName(db, workspace, name);
     await setInboundEnabled(db, workspace, found!.id, true);
     return name;

@@ -7,7 +7,7 @@ import { closeInboundSmtp } from '../../workers/inbound-smtp-server';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbound-listener';
 import { until } from '../helpers/polling';
 
@@ -70,7 +70,7 @@ const referencesOf = (parsed: ParsedMail) => ([] as string[]).concat(parsed.refe
 it('send from an inbox → the customer replies to our MX → one thread in inbox with both → our reply carries In-Reply-To and References of the conversation', async () => {
   const { workspaceId, apiKey } = await createTestWorkspace(stack.api, { plan: 'pro' });
   const call: (method: string, path: string, body?: unknown) => Promise<ApiResponse> = stack.api.as(apiKey);
-  const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+  const domain = (await addTestDomain(stack, workspaceId)).domain;
   const domains = (await call('GET', '/domains')).body as { domains: Array<{ id: string; name: string }> };
   const domainId = domains.domains.find((found) => found.name === domain)!.id;
   expect((await call('POST', `/domains/${domainId}/inbound`)).status).toBe(200);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createTestKey, addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 import { standInResolver } from '../helpers/ssrf-stand-in';
 import { startTelegramStandIn } from '../helpers/telegram-stand-in';
@@ -101,7 +101,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: detail(call, `/automations/${id}`) };
     },
     campaigns: async ({ workspaceId, call, marker }) => {
-      const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+      const domain = (await addTestDomain(api, workspaceId)).domain;
       const listId = createdId(await call('POST', '/lists', { name: `${marker} audience` }));
       const id = createdId(await call('POST', '/campaigns', { name: marker, fromAddress: `news@${domain}`, listId, subject: marker, text: 'T' }));
       return { id, read: detail(call, `/campaigns/${id}`) };
@@ -127,7 +127,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: rowOf(call, '/custom-fields', 'id', id) };
     },
     domains: async ({ workspaceId, call }) => {
-      const name = (await addVerifiedDomain(api, workspaceId)).domain;
+      const name = (await addTestDomain(api, workspaceId)).domain;
       const row = (await rowOf(call, '/domains', 'name', name)()) as { id: string };
       return { id: row.id, read: detail(call, `/domains/${row.id}`) };
     },
@@ -136,7 +136,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: rowOf(call, '/email-rules', 'id', id) };
     },
     inboxes: async ({ workspaceId, call, marker }) => {
-      const domain = (await addVerifiedDomain(api, workspaceId)).domain;
+      const domain = (await addTestDomain(api, workspaceId)).domain;
       const id = createdId(await call('POST', '/inboxes', { domain, localPart: marker.slice(0, 40), displayName: 'Owner' }));
       // A draft gives the inbox a thread and a message, so every sub-route has something of A's to leak or change.
       await call('POST', `/inboxes/${id}/drafts`, { to: `${marker}@example.com`, subject: marker, text: 'Draft' });

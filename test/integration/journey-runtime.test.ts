@@ -10,7 +10,7 @@ import { enrollmentWorkflowId } from '../../core/ids';
 import { journeyWorkflow } from '../../workflows/journey';
 import { startEnrollmentWorkflow } from '../../workflows/starts';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 
@@ -71,7 +71,7 @@ async function journey(
   const workspace = await createTestWorkspace(db);
   const { workspaceId } = workspace;
   if (harness === api) workspaces.push(workspaceId);
-  const domain = (await addVerifiedDomain(db, workspaceId, { masterKey: harness.config.MASTER_KEY })).domain;
+  const domain = (await addTestDomain(db, workspaceId, { masterKey: harness.config.MASTER_KEY })).domain;
   if (options.sender !== false) await db.query(`UPDATE domains SET default_from_address = $3, default_from_name = 'News' WHERE workspace_id = $1 AND name = $2`, {
     bind: [workspaceId, domain, `news@${domain}`],
   });

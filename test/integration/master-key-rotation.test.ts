@@ -12,7 +12,7 @@ import { rotateWebhookSecret } from '../../db/repositories/webhooks';
 import { createSequelize } from '../../db/sequelize';
 import { resealSecrets } from '../../services/secret-reseal';
 import { startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 import { twilioSignature } from '../helpers/twilio-stand-in';
 import { createWebhookRow } from '../helpers/webhook-receiver';
@@ -56,7 +56,7 @@ interface Tenant {
 async function tenantUnderKeyA(options: { legacyTwilio?: boolean } = {}): Promise<Tenant> {
   const { workspaceId } = await createTestWorkspace(db);
   const seal = (column: SealedColumn, plaintext: string, row: string | null = null) => sealSecret(ringA, sealContextOf(workspaceId, column, row), plaintext);
-  const domain = (await addVerifiedDomain(db, workspaceId, { masterKey: keyA })).domain;
+  const domain = (await addTestDomain(db, workspaceId, { masterKey: keyA })).domain;
   const webhook = await createWebhookRow(db, workspaceId, keyA, { url: 'https://hooks.example.com/in', events: ['*'] });
   const nextWebhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   await rotateWebhookSecret(db, workspaceId, webhook.id, seal('webhooks.secret', nextWebhookSecret, webhook.id), new Date(Date.now() + 86_400_000));

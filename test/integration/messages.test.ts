@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { periodKey, usagePeriodAt } from '../../core/plans';
-import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
+import { customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
 import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
@@ -30,13 +30,10 @@ describe('POST /messages and GET /messages/:id across channels', () => {
 
   /** A workspace with a verified domain, a Twilio account, a bot, and a customer who wrote within 24 hours. */
   async function workspace(plan: 'free' | 'pro' = 'pro') {
-    const created = await createTestWorkspace(stack.api, { plan, domain: true });
-    const { call, domain } = created;
-    const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
-    const bot = await connectTelegram(stack.api, telegram, created.apiKey);
+    const created = await createTestWorkspace(stack, { plan, domain: true, whatsapp: twilio, telegram });
     const customer = newCustomerNumber();
-    await customerWrites(stack.api, twilio, created.workspaceId, twilioAccount.authToken, customer);
-    return { ...created, call, domain, bot, customer };
+    await customerWrites(stack.api, twilio, created.workspaceId, created.twilio.authToken, customer);
+    return { ...created, customer };
   }
 
   async function statusOf(call: (method: string, path: string) => Promise<{ status: number; body: unknown }>, id: string, want: string[]) {

@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { type Answer, createFlooder, flood, type Flooder, seedContacts, timedCaller } from '../helpers/noisy-neighbour';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -17,7 +17,7 @@ describe('noisy neighbours: one workspace floods previews and estimates', () => 
     flooder = await createFlooder(api.db, api.config.MASTER_KEY, api.as, { contacts: 20_000, keys: 8, conditions: 40 });
     const workspace = await createTestWorkspace(api, { plan: 'pro', name: 'Victim' });
     await seedContacts(api.db, workspace.workspaceId, 200);
-    victim = { ...workspace, domain: (await addVerifiedDomain(api, workspace.workspaceId)).domain };
+    victim = { ...workspace, domain: (await addTestDomain(api, workspace.workspaceId)).domain };
   });
   afterAll(() => api.close());
 

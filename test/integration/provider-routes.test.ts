@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
-import { connectTelegram, queueChatMessage } from '../helpers/chat-workspaces';
+import { queueChatMessage } from '../helpers/chat-workspaces';
 import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 
@@ -24,8 +24,7 @@ const setEmailRoute = (state: 'open' | 'closed') =>
 
 describe('one provider route down', () => {
   it('with the email route open, a Telegram message is sent while the email waits in the outbox undispatched; closed, the email goes', async () => {
-    const { workspaceId, apiKey, domain } = await createTestWorkspace(chat.stack, { domain: true });
-    await connectTelegram(chat.stack.api, chat.telegram, apiKey);
+    const { workspaceId, domain } = await createTestWorkspace(chat.stack, { domain: true, telegram: chat.telegram });
     await setEmailRoute('open');
     try {
       const [email] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'routes' });

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
 
 let stack: EmailStack;
@@ -86,7 +86,7 @@ describe('a worker killed in the middle of a send', () => {
 describe('a worker killed in the middle of a batch', () => {
   it('the next worker finishes the batch, and no message reaches the provider twice', async () => {
     const { workspaceId } = await createTestWorkspace(stack.api, { plan: 'pro' });
-    const from = `a@${(await addVerifiedDomain(stack, workspaceId)).domain}`;
+    const from = `a@${(await addTestDomain(stack, workspaceId)).domain}`;
     const ids = await queueMessages(stack.api.db, workspaceId, { kind: 'campaign', count: 40, from, toPrefix: 'killed-batch' });
     const ours = () => stack.sink.received.filter((mail) => mail.recipients[0]?.startsWith('killed-batch-'));
     const first = startWorkerProcess();

@@ -3,7 +3,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { configKeyring } from '../../core/config';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { guardSockets, type SocketGuard, standInResolver } from '../helpers/ssrf-stand-in';
 
 /**
@@ -58,7 +58,7 @@ describe('every fetch site refuses internal addresses', () => {
     const workspace = await createTestWorkspace(api, { plan: 'pro' });
     workspaceId = workspace.workspaceId;
     call = api.as(workspace.apiKey);
-    from = `news@${(await addVerifiedDomain(api, workspaceId)).domain}`;
+    from = `news@${(await addTestDomain(api, workspaceId)).domain}`;
     listId = ((await call('POST', '/lists', { name: 'ssrf' })).body as { id: string }).id;
     draftId = ((await call('POST', '/campaigns', { name: 'ssrf', fromAddress: from, listId, subject: 'S', text: 'T' })).body as { id: string }).id;
     webhookId = ((await call('POST', '/webhooks', { url: 'https://hooks.example.com/in', events: ['domain.verified'] })).body as { webhook: { id: string } }).webhook.id;

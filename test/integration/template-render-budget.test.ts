@@ -4,7 +4,7 @@ import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';
 import { createTemplateRenderer, type TemplateRenderer } from '../../services/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { addVerifiedDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 const BUDGET_MS = 300;
 const tracking = { baseUrl: 'https://track.example', key: trackingKey(Buffer.alloc(32, 1)) };
@@ -87,7 +87,7 @@ describe('the render budget of a template', () => {
     afterAll(() => templates.close());
 
     async function acceptedWith(templateId: string, variables: Record<string, unknown> = {}) {
-      const domain = (await addVerifiedDomain(api, workspace.workspaceId)).domain;
+      const domain = (await addTestDomain(api, workspace.workspaceId)).domain;
       const start = performance.now();
       const accepted = await api.call('POST', '/api/v1/emails', {
         key: workspace.apiKey,

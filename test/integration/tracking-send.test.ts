@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { HIT_FIXTURES } from '../helpers/tracking-fixtures';
 
 let stack: EmailStack;
@@ -31,7 +31,7 @@ describe('tracking on the send path', () => {
   let workspace: TestWorkspace & { domain: string };
   beforeAll(async () => {
     const created = await createTestWorkspace(stack.api);
-    workspace = { ...created, domain: (await addVerifiedDomain(stack, created.workspaceId)).domain };
+    workspace = { ...created, domain: (await addTestDomain(stack, created.workspaceId)).domain };
   });
 
   it('the delivered HTML carries the pixel and redirects; opening and clicking them over HTTP shows in GET /emails/:id', async () => {

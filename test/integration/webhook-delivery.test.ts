@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { domainVerificationWorkflowId, webhookDeliveryWorkflowId } from '../../core/ids';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { addVerifiedDomain, createTestWorkspace } from '../helpers/workspaces';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { until } from '../helpers/polling';
 import { type Answer, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -88,7 +88,7 @@ describe('webhook delivery', () => {
 
   it('a sent email reaches the receiver as a signed email.sent that the official library verifies, logged as one successful attempt', async () => {
     const { apiKey, workspaceId, call, path, webhookId, secret } = await subscriber(['email.sent']);
-    const domain = (await addVerifiedDomain(stack, workspaceId)).domain;
+    const domain = (await addTestDomain(stack, workspaceId)).domain;
     const sent = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `Acme <hello@${domain}>`, to: 'ann@example.org', subject: 'Hi', html: '<p>Hi</p>', idempotencyKey: `wh-${randomUUID()}` },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import type { EnrollPageResult } from '../../../activities/automation-enroll';
+import type { BounceMailOutcome } from '../../../activities/bounce-mail';
 import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
 import type { JourneyMessageOutcome } from '../../../activities/journey-messages';
 import type { BatchDelivery } from '../../../activities/delivery';
@@ -311,5 +312,13 @@ export const SCENARIOS: HistoryScenario[] = [
       syncAnalyticsPage: withOutages([1, 2, 3], async () => ({ imported: 0, nextCursor: null })),
       finishAnalyticsSync: async () => undefined,
     },
+  },
+  // A bounce report read after one failed attempt (the database down): a local activity, so the marker
+  // records the outcome.
+  {
+    name: 'bounce-mail-recorded-after-a-retry',
+    workflow: 'bounceMailWorkflow',
+    args: () => [{ blobKey: `inbound/${randomUUID()}.eml`, token: 'token', digest: randomUUID() }],
+    activities: { processBounceMail: withOutages([1], sequence<BounceMailOutcome>('recorded')) },
   },
 ];

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { startApi } from '../test/helpers/api-harness';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { ms, summary } from './stats';
 
 /**
@@ -37,7 +37,7 @@ async function measure(label: string, cacheTtlMs: string): Promise<{ bare: numbe
       },
     },
   );
-  const { apiKey } = await createWorkspace(api.db);
+  const { apiKey } = await createTestWorkspace(api);
   const port = Number(new URL(api.url).port);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const bare: number[] = [];

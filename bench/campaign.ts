@@ -5,7 +5,7 @@ import { campaignWorkflowId } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { createIsolatedDatabase } from '../test/helpers/isolated-database';
-import { createWorkspace } from '../test/helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../test/helpers/workspaces';
 import '../test/helpers/quiet-temporal-runtime';
 import { summary } from './stats';
 import { residentBytes, workerInItsOwnProcess } from './worker-process';
@@ -109,7 +109,7 @@ async function run(
   estimate: boolean,
 ) {
   const call = stack.api.as(workspace.apiKey);
-  const from = `News <news@${await stack.verifiedDomain(workspace.workspaceId)}>`;
+  const from = `News <news@${(await addTestDomain(stack, workspace.workspaceId)).domain}>`;
   const created = await call('POST', '/campaigns', { name: `bench ${rate}/s`, segmentId, fromAddress: from, subject: 'Bench', html: '<p>Hello from the benchmark</p>' });
   const id = (created.body as { id: string }).id;
   let token = '';
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
       const worker = await workerInItsOwnProcess(client, stack, overrides);
       try {
         if (!workspace) {
-          workspace = await createWorkspace(stack.api.db, { plan: 'pro', name: 'campaign benchmark' });
+          workspace = await createTestWorkspace(stack.api, { plan: 'pro', name: 'campaign benchmark' });
           console.log(`\nSeeding one workspace in SQL`);
           // Its own connection: the API's has a statement timeout shorter than a million-row insert.
           const seeder = createSequelize(database.url);

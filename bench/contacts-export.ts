@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Sequelize, Transaction } from 'sequelize';
 import { startApi } from '../test/helpers/api-harness';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 
 /**
  * GET /contacts/export on a million contacts, end to end over HTTP (keyset pages of 2,000, CSV written
@@ -93,7 +93,7 @@ async function httpExport(url: string, apiKey: string): Promise<{ bytes: number;
 
 async function main(): Promise<void> {
   const api = await startApi({ RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'silent' });
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { name: 'contacts export benchmark' });
+  const { workspaceId, apiKey } = await createTestWorkspace(api, { name: 'contacts export benchmark' });
   const call = (path: string, body: unknown) => api.call('POST', `/api/v1${path}`, { key: apiKey, body });
   try {
     const tag = (await call('/tags', { name: 'vip' })).body as { id: string };

@@ -7,7 +7,8 @@ import { QueryTypes } from 'sequelize';
 import { countInFlight } from '../db/repositories/dispatch-queue';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
-import { createWorkspace, queueMessages } from '../test/helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../test/helpers/workspaces';
+import { queueMessages } from '../test/helpers/factories';
 import '../test/helpers/quiet-temporal-runtime';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { oneActivityWorkflow } from './workflows/one-activity';
@@ -129,8 +130,8 @@ async function fairness(client: Client): Promise<void> {
   // The spec's provider rate: the backlog drains at 14/s, as it would on a default deployment.
   const stack = await startEmailStack({ overrides: { DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000', SEND_RATE_PER_SECOND: '14' } });
   try {
-    const a = await createWorkspace(stack.api.db, { plan: 'pro' });
-    const fromA = `a@${await stack.verifiedDomain(a.workspaceId)}`;
+    const a = await createTestWorkspace(stack.api, { plan: 'pro' });
+    const fromA = `a@${(await addTestDomain(stack, a.workspaceId)).domain}`;
     const queued = performance.now();
     await queueMessages(stack.api.db, a.workspaceId, { kind: 'transactional', count: BACKLOG, from: fromA, toPrefix: 'a' });
     console.log(`${pad(`workspace A: ${BACKLOG} messages accepted`)} in ${((performance.now() - queued) / 1000).toFixed(1)} s; provider rate ${stack.api.config.SEND_RATE_PER_SECOND}/s`);
@@ -152,9 +153,9 @@ async function fairness(client: Client): Promise<void> {
     const verifies: number[] = [];
     const emails: number[] = [];
     for (let i = 0; i < TRIES; i += 1) {
-      const b = await createWorkspace(stack.api.db);
+      const b = await createTestWorkspace(stack.api);
       verifies.push(await verifyDomain(stack, dns, b.apiKey));
-      const fromB = `b@${await stack.verifiedDomain(b.workspaceId)}`;
+      const fromB = `b@${(await addTestDomain(stack, b.workspaceId)).domain}`;
       const to = `b-${i}@example.org`;
       const sent = performance.now();
       await stack.api.call('POST', '/api/v1/emails', { key: b.apiKey, body: { from: fromB, to, subject: 'Reset', text: 'T', idempotencyKey: `bench-b-${randomUUID()}` } });
@@ -191,8 +192,8 @@ async function throughput(client: Client, rate: number): Promise<void> {
   const worker = WORKER_PROCESS ? await workerInItsOwnProcess(client, stack, overrides) : null;
   try {
     for (const kind of (process.env.BENCH_KINDS ?? 'transactional,campaign').split(',') as Array<'transactional' | 'campaign'>) {
-      const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
-      const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
+      const workspace = await createTestWorkspace(stack.api, { plan: 'pro' });
+      const from = `a@${(await addTestDomain(stack, workspace.workspaceId)).domain}`;
       // One workflow each: Temporal, not the provider, is the limit for transactional sends on this server.
       const count = kind === 'transactional' ? Math.min(rate * SECONDS, 3_000) : rate * SECONDS;
       const cpu = readCpu(CPU_GROUPS);

@@ -14,7 +14,7 @@ import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findImportJob } from '../db/repositories/import-jobs';
 import { createSequelize } from '../db/sequelize';
 import { createAttachmentFiles } from '../db/attachment-files';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import '../test/helpers/quiet-temporal-runtime';
 
 /**
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     await Worker.create({ connection, taskQueue: taskQueueName(prefix, 'bulk'), activities }),
   ];
   const running = Promise.all(workers.map((worker) => worker.run()));
-  const { workspaceId } = await createWorkspace(db, { name: 'imports benchmark', plan: 'pro' });
+  const { workspaceId } = await createTestWorkspace(db, { name: 'imports benchmark', plan: 'pro' });
   const path = join(tmpdir(), `bench-imports-${randomUUID()}.csv`);
   try {
     const bytes = csv(ROWS);

@@ -10,7 +10,7 @@ import { loadConfig } from '../core/config';
 import { findDomainByName, setInboundEnabled } from '../db/repositories/domains';
 import { createSequelize } from '../db/sequelize';
 import { startDnsServer } from '../test/helpers/dns-server';
-import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { freePort } from '../test/helpers/free-port';
 import { percentile } from './stats';
 
@@ -174,8 +174,7 @@ async function main(): Promise<void> {
   // The large senders and the S3 sink load their own process, so the probe's latency is the listener's.
   const loader = fork(__filename, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_ROLE: 'load' } });
   const sinkPort = await new Promise<number>((resolve) => loader.once('message', (message: { sinkPort: number }) => resolve(message.sinkPort)));
-  const { workspaceId } = await createWorkspace(db);
-  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+  const { workspaceId, domain } = await createTestWorkspace(db, { domain: { masterKey: config.MASTER_KEY } });
   const found = await findDomainByName(db, workspaceId, domain);
   await setInboundEnabled(db, workspaceId, found!.id, true);
   await db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [randomUUID(), workspaceId, found!.id, 'bench'] });

@@ -9,7 +9,7 @@ import { blobStoreOptions, createBlobStore } from '../db/blob-store';
 import { findDomainByName, setInboundEnabled } from '../db/repositories/domains';
 import { createSequelize } from '../db/sequelize';
 import { startDnsServer } from '../test/helpers/dns-server';
-import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { startInboundMailWorkflows } from '../workers/inbox/acceptance';
 import { inboundLimits } from '../workers/inbox/limits';
@@ -65,8 +65,7 @@ async function main(): Promise<void> {
   const db = createSequelize(config.DATABASE_URL);
   const blobs = createBlobStore(blobStoreOptions(config));
   const dns = await startDnsServer();
-  const { workspaceId } = await createWorkspace(db);
-  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+  const { workspaceId, domain } = await createTestWorkspace(db, { domain: { masterKey: config.MASTER_KEY } });
   const found = await findDomainByName(db, workspaceId, domain);
   await setInboundEnabled(db, workspaceId, found!.id, true);
   const inboxId = randomUUID();

@@ -6,7 +6,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadConfig } from '../core/config';
 import { enrollmentWorkflowId } from '../core/ids';
 import { createSequelize } from '../db/sequelize';
-import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { journeyWorkflow } from '../workflows/journey';
 import '../test/helpers/quiet-temporal-runtime';
 import { startApiProcess } from './api-process';
@@ -111,8 +111,7 @@ async function bareStarts(client: Client, count: number): Promise<number> {
 async function ingestion(db: Sequelize, client: Client, prefix: string): Promise<void> {
   const config = loadConfig(process.env);
   const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', LOG_LEVEL: 'silent', TASK_QUEUE_PREFIX: prefix });
-  const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro' });
-  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+  const { apiKey, workspaceId, domain } = await createTestWorkspace(db, { plan: 'pro', domain: { masterKey: config.MASTER_KEY } });
   const { contactIds } = await seedContacts(db, workspaceId, EVENTS);
   const template = await must(call(api.url, apiKey, 'POST', '/templates', { name: 'bench', subject: 'Hello', body: 'Hello {{contact.firstName}}', format: 'markdown' }), 'POST /templates');
   await activeAutomation(api.url, apiKey, template.id as string, `news@${domain}`, 'signed_up');
@@ -154,8 +153,7 @@ async function waiting(db: Sequelize, client: Client, prefix: string): Promise<v
   const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', LOG_LEVEL: 'silent', TASK_QUEUE_PREFIX: prefix });
   try {
     await polling(client, config.TEMPORAL_NAMESPACE, `${prefix}default`);
-    const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro' });
-    const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(db, { plan: 'pro', domain: { masterKey: config.MASTER_KEY } });
     console.log(`waiting enrollments (${ENROLLMENTS.toLocaleString('en')}; worker in its own process)`);
     const seeding = performance.now();
     const { listId } = await seedContacts(db, workspaceId, ENROLLMENTS);

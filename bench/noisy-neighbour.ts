@@ -1,6 +1,6 @@
 import { loadConfig } from '../core/config';
 import { createSequelize } from '../db/sequelize';
-import { createKey, createWorkspace } from '../test/helpers/factories';
+import { createTestKey, createTestWorkspace } from '../test/helpers/workspaces';
 import { type Answer, createFlooder, flood, seedContacts, timedCaller } from '../test/helpers/noisy-neighbour';
 import { startApiProcess } from './api-process';
 import { ms, summary } from './stats';
@@ -65,9 +65,9 @@ async function main(): Promise<void> {
   try {
     const seeding = performance.now();
     const flooder = await createFlooder(db, config.MASTER_KEY, as, { contacts: CONTACTS, keys: KEYS, conditions: 40 });
-    const victim = await createWorkspace(db, { plan: 'pro', name: 'Victim' });
+    const victim = await createTestWorkspace(db, { plan: 'pro', name: 'Victim' });
     const victimKeys = [victim.apiKey];
-    while (victimKeys.length < VICTIM_KEYS) victimKeys.push((await createKey(db, victim.workspaceId, ['contacts:read'])).apiKey);
+    while (victimKeys.length < VICTIM_KEYS) victimKeys.push((await createTestKey(db, victim.workspaceId, ['contacts:read'])).apiKey);
     await seedContacts(db, victim.workspaceId, 1_000);
     console.log(`seeded: flooder ${CONTACTS.toLocaleString('en')} contacts and ${KEYS} keys, victim 1,000 contacts (${((performance.now() - seeding) / 1000).toFixed(1)} s)`);
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { generateApiKey } from '../core/api-keys';
 import { type ApiHarness, startApi } from '../test/helpers/api-harness';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { createTrackedMessage } from '../test/helpers/tracked-message';
 
 /**
@@ -36,7 +36,7 @@ async function measure(api: ApiHarness) {
   const randomKeys = await during(async () => {
     for (let i = 0; i < REQUESTS; i += 1) await get('/api/v1/usage', one, { authorization: `Bearer ${generateApiKey().key}` });
   });
-  const { workspaceId } = await createWorkspace(api.db);
+  const { workspaceId } = await createTestWorkspace(api);
   const message = await createTrackedMessage(api.db, api.config, workspaceId, { sentAgoMs: 3_600_000 });
   const replaying = address();
   const latencies: number[] = [];

@@ -5,7 +5,7 @@ import { inAudienceSession } from '../db/audience-session';
 import { listCustomFields } from '../db/repositories/custom-fields';
 import { audienceQueries } from '../db/repositories/segments';
 import { startApi } from '../test/helpers/api-harness';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { ms, summary } from './stats';
 
 /**
@@ -96,7 +96,7 @@ async function cleanUp(db: Sequelize, workspaceId: string): Promise<void> {
 
 async function main(): Promise<void> {
   const api = await startApi({ RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'silent' });
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { name: 'segments benchmark' });
+  const { workspaceId, apiKey } = await createTestWorkspace(api, { name: 'segments benchmark' });
   const call = (path: string, body: unknown) => api.call('POST', `/api/v1${path}`, { key: apiKey, body });
   try {
     await call('/custom-fields', { key: 'plan', label: 'Plan', type: 'select', options: ['free', 'pro', 'team', 'enterprise'] });

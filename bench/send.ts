@@ -5,7 +5,7 @@ import { sendMessageWorkflow } from '../workflows/send-message';
 import { loadConfig } from '../core/config';
 import { createSequelize } from '../db/sequelize';
 import { startEmailStack } from '../test/helpers/email-stack';
-import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { startApiProcess } from './api-process';
 import '../test/helpers/quiet-temporal-runtime';
 import { load } from './load';
@@ -37,7 +37,7 @@ const HISTORY = 200_000;
 async function ensureHistory(db: Sequelize): Promise<void> {
   const [{ count }] = await db.query<{ count: string }>('SELECT count(*) AS count FROM messages', { type: QueryTypes.SELECT });
   if (Number(count) < HISTORY) {
-    const { workspaceId } = await createWorkspace(db, { plan: 'pro', name: 'Benchmark history' });
+    const { workspaceId } = await createTestWorkspace(db, { plan: 'pro', name: 'Benchmark history' });
     await db.query(
       `INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address, to_addresses,
          subject, content, quota_units, quota_period, created_at, dispatched_at)
@@ -62,8 +62,7 @@ async function acceptance(): Promise<void> {
   await ensureHistory(db);
   // Acceptance only: no worker runs, so sending does not compete for the two cores.
   const api = await startApiProcess({ RATE_LIMIT_PER_SECOND: '1000000', LOG_LEVEL: 'silent' });
-  const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro' });
-  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+  const { apiKey, workspaceId, domain } = await createTestWorkspace(db, { plan: 'pro', domain: { masterKey: config.MASTER_KEY } });
   const email = (key: string) => ({ from: `a@${domain}`, to: 'someone@example.org', subject: 'Hello', html: '<p>Hi</p>', idempotencyKey: key });
   const run = randomUUID();
   await load({ url: api.url, path: '/api/v1/emails', key: apiKey, count: 300, concurrency: CONCURRENCY, body: (i) => email(`${run}-warm-${i}`) });
@@ -113,8 +112,7 @@ async function outbound(): Promise<void> {
   const stack = await startEmailStack({
     overrides: { RATE_LIMIT_PER_SECOND: '1000000', SEND_RATE_PER_SECOND: String(PROVIDER_RATE), LOG_LEVEL: 'silent' },
   });
-  const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspaceId);
+  const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   // Accept everything first with no worker running, then let the workers (at the configured provider rate)
   // drain it: the span between the first and the last provider send is the steady-state rate.
   await stack.stopWorkers();

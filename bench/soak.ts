@@ -6,7 +6,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadConfig } from '../core/config';
 import { createRedis, closeRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
-import { createVerifiedDomain, createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { freePort } from '../test/helpers/free-port';
 import { startSmtpSink } from '../test/helpers/smtp-sink';
 import { startApiProcess } from './api-process';
@@ -135,8 +135,7 @@ async function main(): Promise<void> {
     temporal: portOf(config.TEMPORAL_ADDRESS, 7233),
   };
 
-  const { apiKey, workspaceId } = await createWorkspace(db, { plan: 'pro', name: 'Soak' });
-  const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+  const { apiKey, workspaceId, domain } = await createTestWorkspace(db, { plan: 'pro', name: 'Soak', domain: { masterKey: config.MASTER_KEY } });
   const run = randomUUID();
   // Until the worker serves its metrics it is still bundling the workflows: the load starts after.
   for (const deadline = Date.now() + 120_000; ; await new Promise((resolve) => setTimeout(resolve, 500))) {

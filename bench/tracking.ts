@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { QueryTypes } from 'sequelize';
 import { loadConfig } from '../core/config';
 import { createSequelize } from '../db/sequelize';
-import { createWorkspace } from '../test/helpers/factories';
+import { createTestWorkspace } from '../test/helpers/workspaces';
 import { createTrackedMessage } from '../test/helpers/tracked-message';
 import { startApiProcess } from './api-process';
 import { ms, summary } from './stats';
@@ -65,7 +65,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const db = createSequelize(config.DATABASE_URL);
-  const { workspaceId } = await createWorkspace(db, { plan: 'pro', name: 'Tracking benchmark' });
+  const { workspaceId } = await createTestWorkspace(db, { plan: 'pro', name: 'Tracking benchmark' });
   const messages = [];
   for (let i = 0; i < MESSAGES; i += 1) messages.push(await createTrackedMessage(db, config, workspaceId, { sentAgoMs: 3_600_000 }));
   // Every request comes from one address with one user agent: without these the per-address limit and the

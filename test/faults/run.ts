@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSequelize } from '../../db/sequelize';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { freePort } from '../helpers/free-port';
 import { Application } from './application';
 import { startCountingSink } from './counting-sink';
@@ -97,18 +97,18 @@ async function main(): Promise<number> {
       const result: Result = { name: scenario.name, fault: scenario.fault, proves: scenario.proves, figures: null, recoverySeconds: null, unexpectedExits: [], violations: [], seconds: 0 };
       const senders: Sender[] = [];
       for (let index = 0; index < WORKSPACES; index += 1) {
-        const workspace = await createWorkspace(db, { plan: 'pro', name: `faults ${scenario.name} ${index}` });
-        senders.push({ ...workspace, domain: await createVerifiedDomain(db, workspace.workspaceId, MASTER_KEY) });
+        const workspace = await createTestWorkspace(db, { plan: 'pro', name: `faults ${scenario.name} ${index}` });
+        senders.push({ ...workspace, domain: (await addTestDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain });
       }
       const load = startLoad(app.apiUrl, senders, { clients: CLIENTS, pauseMs: PAUSE_MS, ...scenario.load, tag: scenario.name });
       const context: ScenarioContext = {
         app, postgres, redis, temporal, sink, db, load,
-        probeKey: async () => (await createWorkspace(db, { plan: 'pro', name: 'faults probe' })).apiKey,
+        probeKey: async () => (await createTestWorkspace(db, { plan: 'pro', name: 'faults probe' })).apiKey,
         rateLimitPerSecond: RATE_LIMIT_PER_SECOND,
         sendRatePerSecond: SEND_RATE_PER_SECOND,
         sender: async (name) => {
-          const workspace = await createWorkspace(db, { plan: 'pro', name });
-          return { ...workspace, domain: await createVerifiedDomain(db, workspace.workspaceId, MASTER_KEY) };
+          const workspace = await createTestWorkspace(db, { plan: 'pro', name });
+          return { ...workspace, domain: (await addTestDomain(db, workspace.workspaceId, { masterKey: MASTER_KEY })).domain };
         },
       };
       try {

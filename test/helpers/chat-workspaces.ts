@@ -18,8 +18,13 @@ export function newCustomerNumber(): string {
   return `+1415${String(5_000_000 + Math.floor(Math.random() * 4_000_000) + customers).padStart(7, '0')}`;
 }
 
+export interface TwilioAccount {
+  accountSid: string;
+  authToken: string;
+}
+
 /** Saves a Twilio account (known to the stand-in) as the workspace's integration, through the API. */
-export async function connectTwilio(api: ApiHarness, twilio: TwilioStandIn, apiKey: string) {
+export async function connectTwilio(api: ApiHarness, twilio: TwilioStandIn, apiKey: string): Promise<TwilioAccount> {
   const accountSid = `AC${randomBytes(16).toString('hex')}`;
   const authToken = randomBytes(16).toString('hex');
   twilio.addAccount(accountSid, authToken);

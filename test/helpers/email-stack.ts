@@ -13,14 +13,11 @@ import { connectTemporal } from '../../temporal/connection';
 import { createIsolatedDatabase } from './isolated-database';
 import type { AppDeps } from '../../api/app';
 import { type ApiHarness, startApi } from './api-harness';
-import { createVerifiedDomain } from './factories';
 import { startSmtpSink, type SmtpSink } from './smtp-sink';
 
 export interface EmailStack {
   api: ApiHarness;
   sink: SmtpSink;
-  /** Adds a verified domain (with its own DKIM key) to the workspace; returns its name. */
-  verifiedDomain: (workspaceId: string, options?: { defaultFromName?: string; region?: string }) => Promise<string>;
   /** Waits until the message reaches one of these statuses (or fails the test after a while). */
   waitForStatus: (workspaceId: string, messageId: string, statuses: MessageStatus[], timeoutMs?: number) => Promise<MessageStatus>;
   /** Starts the Temporal workers (control, default, sends); the provider rate is SEND_RATE_PER_SECOND (1,000 unless overridden). */
@@ -100,7 +97,6 @@ export async function startEmailStack(
     stopWorkers,
     startDispatcher,
     stopDispatcher,
-    verifiedDomain: (workspaceId, domainOptions) => createVerifiedDomain(api.db, workspaceId, config.MASTER_KEY, domainOptions),
     waitForStatus: async (workspaceId, messageId, statuses, timeoutMs = 30_000) => {
       let status: MessageStatus | undefined;
       for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {

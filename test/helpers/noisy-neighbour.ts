@@ -1,6 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { FULL_ACCESS } from '../../core/scopes';
-import { createKey, createVerifiedDomain, createWorkspace } from './factories';
+import { createTestKey, createTestWorkspace } from './workspaces';
 
 /**
  * A workspace that floods the shared capacity (issue 29's measurement, used by the noisy-neighbour test and
@@ -52,16 +52,15 @@ export async function createFlooder(
   as: (key: string) => Call,
   options: { contacts: number; keys: number; conditions: number },
 ): Promise<Flooder> {
-  const workspace = await createWorkspace(db, { plan: 'pro', name: 'Flooder' });
+  const workspace = await createTestWorkspace(db, { plan: 'pro', name: 'Flooder', domain: { masterKey } });
   const keys = [workspace.apiKey];
-  for (let i = 1; i < options.keys; i += 1) keys.push((await createKey(db, workspace.workspaceId, [FULL_ACCESS])).apiKey);
+  for (let i = 1; i < options.keys; i += 1) keys.push((await createTestKey(db, workspace.workspaceId, [FULL_ACCESS])).apiKey);
   await seedContacts(db, workspace.workspaceId, options.contacts);
-  const domain = await createVerifiedDomain(db, workspace.workspaceId, masterKey);
   const call = as(workspace.apiKey);
   const segment = await call('POST', '/segments', { name: 'Needles', definition: containsRules(options.conditions) });
   if (segment.status !== 201) throw new Error(`segment: ${segment.status} ${JSON.stringify(segment.body)}`);
   const segmentId = (segment.body as { id: string }).id;
-  const campaign = await call('POST', '/campaigns', { name: 'Flood', fromAddress: `news@${domain}`, segmentId, subject: 'S', html: '<p>x</p>' });
+  const campaign = await call('POST', '/campaigns', { name: 'Flood', fromAddress: `news@${workspace.domain}`, segmentId, subject: 'S', html: '<p>x</p>' });
   if (campaign.status !== 201) throw new Error(`campaign: ${campaign.status} ${JSON.stringify(campaign.body)}`);
   return { workspaceId: workspace.workspaceId, keys, segmentId, campaignId: (campaign.body as { id: string }).id };
 }

@@ -12,7 +12,7 @@ import type { SendEmailInput } from '../../services/acceptance/email-draft';
 import type { Sender, SendOutcome } from '../../services/acceptance/outcome';
 import { createSendChecks, verifiedDomainCache } from '../../services/acceptance/send-checks';
 import { createAttachmentSources } from '../../services/attachment-sources';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 const codeOf = (outcome: SendOutcome) => (outcome.status === 'failed' ? outcome.error.code : null);
 
@@ -44,9 +44,8 @@ describe('acceptance (services/acceptance)', () => {
   });
 
   it('a batch of a good email, a suppressed one, one from an unverified domain, a schema failure and a repeat → an outcome each, none thrown', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId, domain } = await createTestWorkspace(db, { domain: { masterKey } });
     const sender: Sender = { workspaceId, plan: 'free' };
-    const domain = await createVerifiedDomain(db, workspaceId, masterKey);
     await suppressAddresses(db, workspaceId, 'email', ['gone@example.org'], 'hard_bounce');
     const first = email(`news@${domain}`, 'ann@example.org');
     const refusedBySchema = AppError.validation({ formErrors: [], fieldErrors: { to: ['Required'] } });
@@ -66,8 +65,7 @@ describe('acceptance (services/acceptance)', () => {
   });
 
   it('a batch the month\'s quota covers only in part → the first fits, the second answers quota_exceeded, usage stops at the limit', async () => {
-    const { workspaceId } = await createWorkspace(db, { plan: 'free' });
-    const domain = await createVerifiedDomain(db, workspaceId, masterKey);
+    const { workspaceId, domain } = await createTestWorkspace(db, { plan: 'free', domain: { masterKey } });
     const period = usagePeriodAt(new Date());
     await reserveQuota(db, workspaceId, PLANS.pro, period, PLANS.free.monthlyMessages - 1, { channel: 'email', kind: 'transactional' });
 
@@ -79,8 +77,7 @@ describe('acceptance (services/acceptance)', () => {
   });
 
   it('two single sends racing with one key → one row, and the other answers as a duplicate of it', async () => {
-    const { workspaceId } = await createWorkspace(db);
-    const domain = await createVerifiedDomain(db, workspaceId, masterKey);
+    const { workspaceId, domain } = await createTestWorkspace(db, { domain: { masterKey } });
     const input = email(`a@${domain}`, 'race@example.org');
 
     const [a, b] = await Promise.all([emails.sendWithHash({ workspaceId, plan: 'free' }, input, 'h'), emails.sendWithHash({ workspaceId, plan: 'free' }, input, 'h')]);

@@ -8,7 +8,7 @@ import { configKeyring } from '../../core/config';
 import { taskQueueName } from '../../core/task-queues';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { type MatomoStandIn, startMatomoStandIn } from '../helpers/matomo-stand-in';
 
 // The analytics sync end to end: the real API, the sync workflow on a control-queue worker of its own with
@@ -59,8 +59,8 @@ const secondsAgo = (ms: number) => Math.floor((Date.now() - ms) / 1000);
 const tokens: string[] = [];
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-  return { workspaceId, apiKey, call: api.as(apiKey) };
+  const { workspaceId, apiKey, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, apiKey, call };
 }
 
 async function contact(call: Call, address: string): Promise<string> {
@@ -346,8 +346,8 @@ describe('access', () => {
 
   it('utm:read may read the connection but not change or sync it; other scopes may not read it', async () => {
     const { workspaceId } = await workspace();
-    const reader = api.as((await createKey(api.db, workspaceId, ['utm:read'])).apiKey);
-    const stranger = api.as((await createKey(api.db, workspaceId, ['contacts:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['utm:read'])).apiKey);
+    const stranger = api.as((await createTestKey(api, workspaceId, ['contacts:read'])).apiKey);
     expect((await reader('GET', '/integrations/analytics')).status).toBe(200);
     expect(await reader('PUT', '/integrations/analytics', { provider: 'matomo', baseUrl: matomo.url, siteId: 1, tokenAuth: 'x' })).toMatchObject({ status: 403, body: { need: 'integrations:write' } });
     expect(await reader('POST', '/integrations/analytics/sync')).toMatchObject({ status: 403, body: { need: 'integrations:write' } });

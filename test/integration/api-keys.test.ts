@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 describe('API keys over HTTP', () => {
   let api: ApiHarness;
@@ -9,7 +9,7 @@ describe('API keys over HTTP', () => {
   afterAll(() => api.close());
 
   it('creating a key shows the secret once; the list shows only its prefix', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const created = await api.call('POST', '/api/v1/api-keys', { key: apiKey, body: { name: 'ci', scopes: ['email:send'] } });
     expect(created.status).toBe(201);
     const body = created.body as { id: string; apiKey: string; prefix: string; scopes: string[] };
@@ -29,15 +29,15 @@ describe('API keys over HTTP', () => {
   });
 
   it('the new key works with exactly its scopes', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const created = await api.call('POST', '/api/v1/api-keys', { key: apiKey, body: { scopes: ['keys:write'] } });
     const narrow = (created.body as { apiKey: string }).apiKey;
     expect((await api.call('GET', '/api/v1/api-keys', { key: narrow })).status).toBe(200);
   });
 
   it('a key cannot create a key with scopes it does not hold', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
-    const { apiKey } = await createKey(api.db, workspaceId, ['keys:write', 'contacts:read']);
+    const { workspaceId } = await createTestWorkspace(api);
+    const { apiKey } = await createTestKey(api, workspaceId, ['keys:write', 'contacts:read']);
     const escalate = await api.call('POST', '/api/v1/api-keys', { key: apiKey, body: { scopes: ['contacts:write'] } });
     expect(escalate).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'contacts:write' } });
     const full = await api.call('POST', '/api/v1/api-keys', { key: apiKey, body: {} });
@@ -45,8 +45,8 @@ describe('API keys over HTTP', () => {
   });
 
   it('a key lists only its own workspace\'s keys', async () => {
-    const mine = await createWorkspace(api.db);
-    const theirs = await createWorkspace(api.db);
+    const mine = await createTestWorkspace(api);
+    const theirs = await createTestWorkspace(api);
     const list = await api.call('GET', '/api/v1/api-keys', { key: mine.apiKey });
     const ids = (list.body as { data: Array<{ id: string }> }).data.map((key) => key.id);
     expect(ids).toEqual([mine.keyId]);
@@ -54,11 +54,11 @@ describe('API keys over HTTP', () => {
   });
 
   it('a keys:write key lists only the keys whose scopes it holds; a full-access key lists them all', async () => {
-    const owner = await createWorkspace(api.db);
-    const manager = await createKey(api.db, owner.workspaceId, ['keys:write', 'email:send', 'contacts:write']);
-    const sender = await createKey(api.db, owner.workspaceId, ['email:send']);
-    const reader = await createKey(api.db, owner.workspaceId, ['contacts:read']);
-    const templates = await createKey(api.db, owner.workspaceId, ['templates:write']);
+    const owner = await createTestWorkspace(api);
+    const manager = await createTestKey(api, owner.workspaceId, ['keys:write', 'email:send', 'contacts:write']);
+    const sender = await createTestKey(api, owner.workspaceId, ['email:send']);
+    const reader = await createTestKey(api, owner.workspaceId, ['contacts:read']);
+    const templates = await createTestKey(api, owner.workspaceId, ['templates:write']);
     const listed = async (key: string) =>
       ((await api.call('GET', '/api/v1/api-keys', { key })).body as { data: Array<{ id: string }> }).data.map((item) => item.id).sort();
 
@@ -68,10 +68,10 @@ describe('API keys over HTTP', () => {
   });
 
   it('a keys:write key cannot revoke a broader key: 404 like an unknown one, and that key keeps working', async () => {
-    const owner = await createWorkspace(api.db);
-    const manager = await createKey(api.db, owner.workspaceId, ['keys:write', 'email:send']);
-    const wider = await createKey(api.db, owner.workspaceId, ['email:send', 'contacts:write']);
-    const sender = await createKey(api.db, owner.workspaceId, ['email:send']);
+    const owner = await createTestWorkspace(api);
+    const manager = await createTestKey(api, owner.workspaceId, ['keys:write', 'email:send']);
+    const wider = await createTestKey(api, owner.workspaceId, ['email:send', 'contacts:write']);
+    const sender = await createTestKey(api, owner.workspaceId, ['email:send']);
     const revoke = (id: string) => api.call('DELETE', `/api/v1/api-keys/${id}`, { key: manager.apiKey });
 
     const unknown = await revoke('00000000-0000-4000-8000-000000000000');
@@ -89,15 +89,15 @@ describe('API keys over HTTP', () => {
   });
 
   it('a key asked to revoke itself → 409 conflict naming the other ways, and the key keeps working', async () => {
-    const { apiKey, keyId } = await createWorkspace(api.db);
+    const { apiKey, keyId } = await createTestWorkspace(api);
     const refused = await api.call('DELETE', `/api/v1/api-keys/${keyId}`, { key: apiKey });
     expect(refused).toMatchObject({ status: 409, body: { error: 'conflict', message: expect.stringContaining('key:revoke') } });
     expect((await api.call('GET', '/api/v1/api-keys', { key: apiKey })).status).toBe(200);
   });
 
   it('revoking twice answers 404 the second time, and the key leaves the list', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
-    const other = await createKey(api.db, workspaceId, ['email:send']);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
+    const other = await createTestKey(api, workspaceId, ['email:send']);
     expect((await api.call('DELETE', `/api/v1/api-keys/${other.keyId}`, { key: apiKey })).status).toBe(200);
     expect((await api.call('DELETE', `/api/v1/api-keys/${other.keyId}`, { key: apiKey })).status).toBe(404);
     const list = await api.call('GET', '/api/v1/api-keys', { key: apiKey });

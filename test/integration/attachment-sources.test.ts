@@ -8,7 +8,7 @@ import { findAttachment, insertAttachment, listAttachments } from '../../db/repo
 import { createSequelize } from '../../db/sequelize';
 import { createAttachmentFiles } from '../../db/attachment-files';
 import { type AttachmentSources, createAttachmentSources } from '../../services/attachment-sources';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { guardSockets, type SocketGuard, type StandInServer, standInResolver, startStandInServer } from '../helpers/ssrf-stand-in';
 
 /** The module every send path uses for its `attachments`: accepted with the send, loaded when it goes out. */
@@ -64,7 +64,7 @@ describe('a send\'s attachment sources', () => {
     Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM attachments WHERE workspace_id = $1', { bind: [workspaceId], type: QueryTypes.SELECT }))[0].n);
 
   it('id, content and url items resolve in order to stored attachments, and load back as their bytes', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'terms.pdf', contentType: 'application/pdf', bytes: Buffer.from('terms'), origin: 'upload' });
     const { refs } = await sources.accept(workspaceId, [
       { id: uploaded.id, filename: 'Terms and conditions.pdf' },
@@ -93,7 +93,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('discard removes the files a refused send stored, and leaves the uploads it reused', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'terms.pdf', contentType: 'application/pdf', bytes: Buffer.from('terms'), origin: 'upload' });
     const accepted = await sources.accept(workspaceId, [{ id: uploaded.id }, { filename: 'note.txt', content: Buffer.from('a note').toString('base64') }]);
     await accepted.discard();
@@ -103,7 +103,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('an uploaded attachment is reused by id across sends without copying it', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'logo.png', contentType: 'image/png', bytes: Buffer.from('logo'), origin: 'upload' });
     const first = (await sources.accept(workspaceId, [{ id: uploaded.id }])).refs;
     const second = (await sources.accept(workspaceId, [{ id: uploaded.id, contentId: 'logo' }])).refs;
@@ -113,7 +113,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('the first use of a signed upload confirms it', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const { attachment, uploadUrl } = await files().startSignedUpload(workspaceId, { filename: 'data.json', contentType: 'application/json', size: 2 });
     await fetch(uploadUrl, { method: 'PUT', body: '{}', headers: { 'content-type': 'application/json' } });
     expect((await sources.accept(workspaceId, [{ id: attachment.id }])).refs).toEqual([
@@ -123,8 +123,8 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('unknown, foreign, deleted and never-uploaded ids are refused, naming the item', async () => {
-    const { workspaceId } = await createWorkspace(db);
-    const other = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
+    const other = await createTestWorkspace(db);
     const foreign = await files().store(other.workspaceId, { filename: 'x.txt', contentType: 'text/plain', bytes: Buffer.from('x'), origin: 'upload' });
     const deleted = await files().store(workspaceId, { filename: 'y.txt', contentType: 'text/plain', bytes: Buffer.from('y'), origin: 'upload' });
     await files().remove(workspaceId, deleted.id);
@@ -138,7 +138,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('the message limits hold across items: 20 files, 25 MB together', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const note = { filename: 'n.txt', content: 'aGk=' };
     expect(await refusal(workspaceId, Array.from({ length: 21 }, () => note))).toEqual(['at most 20 attachments per message']);
     // Sizes are read from the rows, so large uploads can be stood in for without their bytes.
@@ -165,7 +165,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('URLs are fetched within what the message has left of its 25 MB', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const id = randomUUID();
     // A stored 24 MB leaves 1 MB for the URL's 2 MB.
     await insertAttachment(db, workspaceId, {
@@ -184,7 +184,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('each item is checked: one source, a filename that is not executable, distinct content ids, a public URL', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const uploaded = await files().store(workspaceId, { filename: 'a.txt', contentType: 'text/plain', bytes: Buffer.from('a'), origin: 'upload' });
     expect(
       await refusal(workspaceId, [
@@ -208,7 +208,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('at send time a deleted attachment is left out and reported, and the others still go', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const kept = await files().store(workspaceId, { filename: 'kept.txt', contentType: 'text/plain', bytes: Buffer.from('kept'), origin: 'upload' });
     const dropped = await files().store(workspaceId, { filename: 'dropped.txt', contentType: 'text/plain', bytes: Buffer.from('dropped'), origin: 'upload' });
     const refs = (await sources.accept(workspaceId, [{ id: kept.id }, { id: dropped.id }])).refs;
@@ -219,7 +219,7 @@ describe('a send\'s attachment sources', () => {
   });
 
   it('at send time a signed upload that never arrived is reported, not sent', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const { attachment } = await files().startSignedUpload(workspaceId, { filename: 'never.txt', contentType: 'text/plain', size: 5 });
     const loaded = await sources.load(workspaceId, [{ id: attachment.id, filename: 'never.txt', contentType: 'text/plain', size: 5 }]);
     expect(loaded).toEqual({ attachments: [], missing: [{ attachmentId: attachment.id, filename: 'never.txt', reason: 'not_uploaded' }] });

@@ -1,7 +1,7 @@
 import { attachmentStorageKey } from '../../core/attachments';
 import { blobStoreOptions, type BlobStore, createBlobStore } from '../../db/blob-store';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 interface AttachmentBody {
   id: string;
@@ -47,7 +47,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   }
 
   it('a direct upload is ready at once, with the type inferred from its name, and downloads as uploaded', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const bytes = Buffer.from('%PDF-1.7 invoice 42');
     const created = await upload(workspace, { filename: 'invoice-42.pdf', content: bytes.toString('base64') });
     expect(created).toMatchObject({
@@ -64,7 +64,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('a signed upload: pending with a URL that pins type and length, PUT, confirm reconciles, download returns the bytes', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const bytes = Buffer.from('name,total\nAda,42\n');
     const { attachment, uploadUrl, expiresIn } = await signedUpload(workspace, { filename: 'report.csv', contentType: 'text/csv', size: bytes.length });
     expect(attachment).toMatchObject({ status: 'pending', size: bytes.length, contentType: 'text/csv' });
@@ -82,7 +82,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('a file of another length than declared is refused at confirm and removed; a correct PUT may follow', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const { attachment, uploadUrl } = await signedUpload(workspace, { filename: 'photo.png', contentType: 'image/png', size: 10 });
     // The stand-in does not check presigned signatures (docs/aws-stand-in.md), so the wrong length gets stored...
     expect((await put(uploadUrl, Buffer.alloc(12, 1), 'image/png')).status).toBe(200);
@@ -105,7 +105,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('a file of another type than declared is refused at confirm', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const { attachment, uploadUrl } = await signedUpload(workspace, { filename: 'a.pdf', contentType: 'application/pdf', size: 4 });
     await put(uploadUrl, Buffer.from('abcd'), 'text/html');
     expect(await api.call('POST', `/api/v1/attachments/${attachment.id}/confirm`, { key: workspace.apiKey })).toMatchObject({
@@ -115,7 +115,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('confirming before anything was uploaded is refused', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const { attachment } = await signedUpload(workspace, { filename: 'later.txt', contentType: 'text/plain', size: 3 });
     expect(await api.call('POST', `/api/v1/attachments/${attachment.id}/confirm`, { key: workspace.apiKey })).toMatchObject({
       status: 422,
@@ -124,7 +124,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('delete answers AttachmentDeleted, removes the file, and the attachment is gone for reads and a second delete', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await upload(workspace, { filename: 'gone.txt', content: Buffer.from('bye').toString('base64') });
     const { attachment } = created.body as { attachment: AttachmentBody };
     expect(await api.call('DELETE', `/api/v1/attachments/${attachment.id}`, { key: workspace.apiKey })).toMatchObject({
@@ -139,10 +139,10 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('another workspace\'s attachment answers 404 on every route and is not listed', async () => {
-    const owner = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
     const created = await upload(owner, { filename: 'private.txt', content: Buffer.from('secret').toString('base64') });
     const { attachment } = created.body as { attachment: AttachmentBody };
-    const stranger = await createWorkspace(api.db);
+    const stranger = await createTestWorkspace(api);
     expect((await api.call('GET', `/api/v1/attachments/${attachment.id}`, { key: stranger.apiKey })).status).toBe(404);
     expect((await api.call('POST', `/api/v1/attachments/${attachment.id}/confirm`, { key: stranger.apiKey })).status).toBe(404);
     expect((await api.call('DELETE', `/api/v1/attachments/${attachment.id}`, { key: stranger.apiKey })).status).toBe(404);
@@ -151,12 +151,12 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   });
 
   it('either send scope is enough; another scope is refused', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     for (const scope of ['email:send', 'inbox:send'] as const) {
-      const { apiKey } = await createKey(api.db, workspace.workspaceId, [scope]);
+      const { apiKey } = await createTestKey(api, workspace.workspaceId, [scope]);
       expect((await api.call('GET', '/api/v1/attachments', { key: apiKey })).status).toBe(200);
     }
-    const { apiKey } = await createKey(api.db, workspace.workspaceId, ['templates:write']);
+    const { apiKey } = await createTestKey(api, workspace.workspaceId, ['templates:write']);
     expect(await api.call('GET', '/api/v1/attachments', { key: apiKey })).toMatchObject({
       status: 403,
       body: { error: 'forbidden', need: 'email:send|inbox:send' },
@@ -166,7 +166,7 @@ describe('attachments over HTTP, stored in the S3 stand-in', () => {
   describe('limits', () => {
     let workspace: TestWorkspace;
     beforeAll(async () => {
-      workspace = await createWorkspace(api.db);
+      workspace = await createTestWorkspace(api);
     });
     const fieldErrors = (response: ApiResponse) => (response.body as { error: { fieldErrors: Record<string, string[]> } }).error.fieldErrors;
 

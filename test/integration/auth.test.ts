@@ -1,7 +1,7 @@
 import { publishKeyRevocation } from '../../db/key-revocations';
 import { revokeApiKey } from '../../db/repositories/api-keys';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 describe('authentication', () => {
   let api: ApiHarness;
@@ -27,8 +27,8 @@ describe('authentication', () => {
   });
 
   it('a key revoked over the API stops working at once', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
-    const victim = await createKey(api.db, workspaceId, ['contacts:read']);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
+    const victim = await createTestKey(api, workspaceId, ['contacts:read']);
     expect((await api.call('GET', '/api/v1/usage', { key: victim.apiKey })).status).toBe(200);
 
     const revoked = await api.call('DELETE', `/api/v1/api-keys/${victim.keyId}`, { key: apiKey });
@@ -37,7 +37,7 @@ describe('authentication', () => {
   });
 
   it('a key revoked by another process (the admin CLI) is evicted through Redis', async () => {
-    const { workspaceId, apiKey, keyId } = await createWorkspace(api.db);
+    const { workspaceId, apiKey, keyId } = await createTestWorkspace(api);
     expect((await api.call('GET', '/api/v1/usage', { key: apiKey })).status).toBe(200);
 
     const hash = await revokeApiKey(api.db, workspaceId, keyId);

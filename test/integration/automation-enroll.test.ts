@@ -7,7 +7,7 @@ import { createAutomationEnrollActivities } from '../../activities/automation-en
 import { automationEnrollWorkflowId, enrollmentWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { seedContacts } from '../helpers/campaigns';
 import { temporalPorts } from '../../temporal/activity-ports';
 
@@ -44,8 +44,8 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-  return { workspaceId, call: api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function activeAutomation(call: Call): Promise<string> {

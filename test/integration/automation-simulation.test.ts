@@ -14,7 +14,8 @@ import { insertTemplate } from '../../db/repositories/templates';
 import { createSequelize } from '../../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions, type TemplateRenderer } from '../../infra/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 const DAY = 86_400_000;
 
@@ -98,7 +99,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('a stored contact walks the published version: rendered messages, the branch from its attributes, completed, and nothing written', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const templateId = await createTemplate(db, workspaceId);
     const contactId = await createContact(db, workspaceId, { firstName: 'Ada', plan: 'pro' }, { email: 'ada@example.com' });
     const graph: JourneyGraph = {
@@ -134,7 +135,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('quiet hours in the contact\'s zone and a cap counting its real campaign message move the send to the allowed morning', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const templateId = await createTemplate(db, workspaceId);
     const contactId = await createContact(db, workspaceId, { firstName: 'Bo', tz: 'America/New_York' }, { email: 'bo@example.com' });
     await db.query(
@@ -151,7 +152,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('a synthetic contact: the fallback channel\'s text, the wait_for_event branch, unevaluable conditions noted, then the goal exits', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const templateId = await createTemplate(db, workspaceId);
     const graph: JourneyGraph = {
       entry: 'hello',
@@ -179,7 +180,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('a stored contact\'s event conditions count its stored events, not the simulated ones, and say so', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const contactId = await createContact(db, workspaceId, {}, {});
     await insertContactEvent(db, workspaceId, { contactId, name: 'purchase', occurredAt: new Date() });
     const graph: JourneyGraph = {
@@ -200,7 +201,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('a message no channel reaches is skipped with a note', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const templateId = await createTemplate(db, workspaceId);
     const { automationId } = await createAutomation(db, workspaceId, { published: { graph: { entry: 'm', nodes: [message('m', templateId, null)] } } });
     const result = await simulation.simulate(workspaceId, automationId, body({ contact: { telegramChatId: '12345' } }));
@@ -210,7 +211,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('an automation never activated runs its draft by default, and answers 422 for version current', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const draft = { triggers: [], goal: null, graph: { entry: 'w', nodes: [{ id: 'w', type: 'wait', duration: 'P1D', next: 'x' }, { id: 'x', type: 'exit', label: 'Done' }] } };
     const { automationId, draftVersionId } = await createAutomation(db, workspaceId, { draft });
     const result = await simulation.simulate(workspaceId, automationId, body({ startAt: '2026-05-04T10:00:00Z' }));
@@ -221,7 +222,7 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('a draft whose graph has a cycle answers 422 naming the node', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const draft = { graph: { entry: 'a', nodes: [{ id: 'a', type: 'wait', duration: 60, next: 'b' }, { id: 'b', type: 'wait', duration: 60, next: 'a' }] } };
     const { automationId } = await createAutomation(db, workspaceId, { draft });
     const refused = await failure(simulation.simulate(workspaceId, automationId, body({ version: 'draft' })));
@@ -229,8 +230,8 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
   });
 
   it('an unknown automation, another workspace\'s, or an unknown contact answers 404; a bad synthetic address 422', async () => {
-    const { workspaceId } = await createWorkspace(db);
-    const other = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
+    const other = await createTestWorkspace(db);
     const { automationId } = await createAutomation(db, other.workspaceId, { published: { graph: { entry: 'x', nodes: [{ id: 'x', type: 'exit' }] } } });
     expect((await failure(simulation.simulate(workspaceId, randomUUID(), body({})))).code).toBe('not_found');
     expect((await failure(simulation.simulate(workspaceId, automationId, body({})))).message).toBe('Automation not found');
@@ -256,7 +257,7 @@ describe('GET /automations/:id/links (the service)', () => {
   afterAll(() => db.close());
 
   it('counts the clicks on the automation\'s journey messages only; an unknown automation is 404', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const { automationId } = await createAutomation(db, workspaceId, {});
     const [journey, campaign] = await queueMessages(db, workspaceId, { kind: 'campaign', count: 2, from: 'news@example.com' });
     await db.query(`UPDATE messages SET kind = 'automation', automation_id = $2, enrollment_id = $3 WHERE id = $1`, { bind: [journey, automationId, randomUUID()] });
@@ -290,16 +291,15 @@ describe('the simulate and links routes over HTTP', () => {
   });
 
   it('simulate answers 200 with the run; 422 for a bad body; 404 for another workspace\'s automation; 403 without automations:write', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, call } = await createTestWorkspace(api);
     const { automationId } = await createAutomation(api.db, workspaceId, { published: { graph: { entry: 'w', nodes: [{ id: 'w', type: 'wait', durationMs: DAY, next: null }] } } });
-    const call = api.as(apiKey);
     const run = await call('POST', `/automations/${automationId}/simulate`, { startAt: '2026-05-04T10:00:00Z' });
     expect(run).toMatchObject({ status: 200, body: { outcome: { status: 'completed', exitReason: 'completed', at: '2026-05-05T10:00:00.000Z' }, version: 1, messages: [] } });
     expect((await call('POST', `/automations/${automationId}/simulate`, { contactId: randomUUID(), contact: {} })).status).toBe(422);
     expect((await call('POST', `/automations/${automationId}/simulate`, { contactId: randomUUID() })).body).toMatchObject({ error: 'not_found' });
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     expect((await api.as(other.apiKey)('POST', `/automations/${automationId}/simulate`, {})).status).toBe(404);
-    const { apiKey: reader } = await createKey(api.db, workspaceId, ['automations:read']);
+    const { apiKey: reader } = await createTestKey(api, workspaceId, ['automations:read']);
     expect(await api.as(reader)('POST', `/automations/${automationId}/simulate`, {})).toMatchObject({ status: 403, body: { need: 'automations:write' } });
     expect(await api.as(reader)('GET', `/automations/${automationId}/links`)).toMatchObject({ status: 200, body: { data: [] } });
   });

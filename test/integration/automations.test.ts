@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 // Automations through the real API and database: drafts, checks naming the node, the lifecycle and its
 // versions, enrollments listed and exited. Journeys started here are only asserted started (their
@@ -19,8 +19,8 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-  return { workspaceId, apiKey, call: api.as(apiKey) };
+  const { workspaceId, apiKey, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, apiKey, call };
 }
 
 const waitGraph = (duration: string | number = 'P1D') => ({ entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration, next: null }] });
@@ -258,11 +258,11 @@ describe('scopes and workspaces', () => {
   it('automations:read reads but cannot write; events:write alone cannot read automations', async () => {
     const { workspaceId, call } = await workspace();
     const { id } = await createAutomation(call);
-    const reader = api.as((await createKey(api.db, workspaceId, ['automations:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['automations:read'])).apiKey);
     expect((await reader('GET', '/automations')).status).toBe(200);
     expect((await reader('GET', `/automations/${id}/enrollments`)).status).toBe(200);
     expect(await reader('POST', `/automations/${id}/activate`)).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'automations:write' } });
-    const events = api.as((await createKey(api.db, workspaceId, ['events:write'])).apiKey);
+    const events = api.as((await createTestKey(api, workspaceId, ['events:write'])).apiKey);
     expect(await events('GET', '/automations')).toMatchObject({ status: 403, body: { need: 'automations:read' } });
   });
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** With the default limits: 1 MiB for every body, 40 MiB where inline base64 files travel. */
 describe('body limits per route', () => {
@@ -13,7 +13,7 @@ describe('body limits per route', () => {
   const twoMegabytesOfBase64 = () => randomBytes(1_500_000).toString('base64');
 
   it('a 2 MB body to POST /contacts answers 413 payload_too_large', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const response = await api.as(apiKey)('POST', '/contacts', {
       identities: [{ channel: 'email', address: 'big@example.org' }],
       attributes: { notes: 'x'.repeat(2 * 1024 * 1024) },
@@ -22,8 +22,7 @@ describe('body limits per route', () => {
   });
 
   it('a send with a 2 MB inline attachment is accepted', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const response = await api.as(apiKey)('POST', '/emails', {
       from: `a@${domain}`,
       to: 'ann@example.org',
@@ -36,8 +35,7 @@ describe('body limits per route', () => {
   });
 
   it('a batch and a direct upload of 2 MB are read too', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const batch = await api.as(apiKey)('POST', '/emails/batch', {
       emails: [{
         from: `a@${domain}`,

@@ -7,7 +7,7 @@ import { createSendObserver } from '../../activities/send-observer';
 import { campaignWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { temporalPorts } from '../../temporal/activity-ports';
 
 // Stopping a campaign while it sends, through the real stack, with a provider slow enough (20/s) that
@@ -37,9 +37,9 @@ jest.setTimeout(180_000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function sendingCampaign(count: number) {
-  const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const call = stack.api.as(workspace.apiKey);
-  const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  const { call } = workspace;
+  const from = `a@${workspace.domain}`;
   const listId = await createList(call);
   const prefix = `control-${workspace.workspaceId.slice(0, 8)}`;
   const contacts = await seedContacts(stack.api.db, workspace.workspaceId, { count, prefix, listId });

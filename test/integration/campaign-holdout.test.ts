@@ -7,7 +7,7 @@ import { recordOrder } from '../../services/order-recording';
 import type { ApiResponse } from '../helpers/api-harness';
 import { createList, seedContacts, type SeededContact, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // A campaign's holdout through the real API, workflow, dispatcher and workers (an SMTP sink as the provider),
 // and the lift report against hand-computed figures.
@@ -27,9 +27,9 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const idOf = (response: ApiResponse) => (response.body as { id: string }).id;
 
 async function sender() {
-  const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
-  return { ...workspace, from: `News <news@${domain}>`, call: stack.api.as(workspace.apiKey) };
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  const { domain } = workspace;
+  return { ...workspace, from: `News <news@${domain}>` };
 }
 
 async function recipientsOf(campaignId: string) {

@@ -6,7 +6,7 @@ import { dueRecipients } from '../../db/repositories/campaign-feed';
 import { takeSnapshot } from '../../db/repositories/campaign-snapshot';
 import { createList, seedContacts } from '../helpers/campaigns';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -27,10 +27,9 @@ const MINUTE = 60_000;
  */
 describe('a campaign sent at a local time of day', () => {
   it("fixes each recipient's moment in their zone at the snapshot, and the feed writes only those due", async () => {
-    const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
+    const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
     await stack.api.db.query("UPDATE workspaces SET timezone = 'Etc/GMT+3' WHERE id = $1", { bind: [workspace.workspaceId] });
-    const domain = await stack.verifiedDomain(workspace.workspaceId);
-    const call = stack.api.as(workspace.apiKey);
+    const { domain, call } = workspace;
     const listId = await createList(call);
     const zones = ['UTC', 'Etc/GMT+3', 'Etc/GMT-3', 'Mars/Olympus_Mons', undefined];
     const contacts = await seedContacts(stack.api.db, workspace.workspaceId, {

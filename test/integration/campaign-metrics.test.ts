@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // Metrics come from counters a trigger on message_events moves, whoever stores the event. Opens and
 // clicks are inserted here as the tracking endpoints store them (classified), deliveries and bounces as
@@ -43,9 +43,9 @@ async function insertEvents(workspaceId: string, events: Array<[messageId: strin
 
 describe('campaign metrics', () => {
   it('count human opens and clicks only, unique per message, content clicks without logo and images, with rates as fractions', async () => {
-    const workspace = await createWorkspace(stack.api.db);
-    const call = stack.api.as(workspace.apiKey);
-    const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
+    const workspace = await createTestWorkspace(stack.api, { domain: true });
+    const { call } = workspace;
+    const from = `a@${workspace.domain}`;
     const listId = await createList(call);
     const prefix = `metrics-${workspace.workspaceId.slice(0, 8)}`;
     await seedContacts(stack.api.db, workspace.workspaceId, { count: 6, prefix, listId });
@@ -96,9 +96,9 @@ describe('campaign metrics', () => {
   });
 
   it("two concurrent first opens of one message count one unique open; other campaigns' and transactional events count nowhere", async () => {
-    const workspace = await createWorkspace(stack.api.db);
-    const call = stack.api.as(workspace.apiKey);
-    const from = `a@${await stack.verifiedDomain(workspace.workspaceId)}`;
+    const workspace = await createTestWorkspace(stack.api, { domain: true });
+    const { call } = workspace;
+    const from = `a@${workspace.domain}`;
     const listId = await createList(call);
     await seedContacts(stack.api.db, workspace.workspaceId, { count: 2, prefix: `race-${workspace.workspaceId.slice(0, 8)}`, listId });
     const created = await call('POST', '/campaigns', { name: 'Race', fromAddress: from, listId, subject: 'S', text: 'T' });

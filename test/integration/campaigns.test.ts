@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { periodKey, usagePeriodAt } from '../../core/plans';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createList, messageStatuses, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 // Campaigns through the real API, workflow, dispatcher and workers, with an SMTP sink as the provider.
 let stack: EmailStack;
@@ -14,9 +14,9 @@ afterAll(() => stack.close());
 jest.setTimeout(120_000);
 
 async function sender(plan: 'free' | 'pro' = 'free') {
-  const workspace = await createWorkspace(stack.api.db, { plan });
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
-  return { ...workspace, from: `News <news@${domain}>`, call: stack.api.as(workspace.apiKey) };
+  const workspace = await createTestWorkspace(stack.api, { plan, domain: true });
+  const { domain } = workspace;
+  return { ...workspace, from: `News <news@${domain}>` };
 }
 
 describe('drafts', () => {

@@ -4,15 +4,13 @@ import { emailSuppress } from '../../activities/provider-events';
 import { recordSent } from '../../db/repositories/message-delivery';
 import { replayParkedEvents } from '../../db/repositories/provider-events';
 import {
-  connectTelegram,
-  connectTwilio,
   customerWrites,
   newCustomerNumber,
   queueChatMessage,
 } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -39,9 +37,8 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
   }
 
   async function whatsAppWorkspace() {
-    const workspace = await createWorkspace(db());
-    const account = await connectTwilio(stack.api, twilio, workspace.apiKey);
-    return { ...workspace, ...account };
+    const workspace = await createTestWorkspace(stack, { whatsapp: twilio });
+    return { ...workspace, ...workspace.twilio };
   }
 
   it('WhatsApp text inside the 24-hour window → one Twilio send from the workspace number with a status callback; the message is sent with its SID', async () => {
@@ -122,9 +119,7 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
   });
 
   async function telegramWorkspace() {
-    const workspace = await createWorkspace(db());
-    const bot = await connectTelegram(stack.api, telegram, workspace.apiKey);
-    return { ...workspace, bot };
+    return createTestWorkspace(stack, { telegram });
   }
 
   const chatId = () => String(100_000 + Math.floor(Math.random() * 1_000_000_000));

@@ -2,10 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { emailSuppress } from '../../activities/provider-events';
 import { replayParkedEvents } from '../../db/repositories/provider-events';
-import { connectTelegram, connectTwilio, newCustomerNumber, queueChatMessage } from '../helpers/chat-workspaces';
+import { newCustomerNumber, queueChatMessage } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { Refusal, TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -69,8 +69,7 @@ describe('permanent chat refusals suppress the recipient (Telegram blocked or go
 
   describe('Telegram', () => {
     async function telegramWorkspace() {
-      const workspace = await createWorkspace(db());
-      await connectTelegram(stack.api, telegram, workspace.apiKey);
+      const workspace = await createTestWorkspace(stack, { telegram });
       const chat = chatId();
       const contactId = await contactFor(workspace.apiKey, 'telegram', chat);
       return { ...workspace, chat, contactId };
@@ -134,11 +133,10 @@ describe('permanent chat refusals suppress the recipient (Telegram blocked or go
 
   describe('WhatsApp through Twilio', () => {
     async function whatsAppWorkspace() {
-      const workspace = await createWorkspace(db());
-      const account = await connectTwilio(stack.api, twilio, workspace.apiKey);
+      const workspace = await createTestWorkspace(stack, { whatsapp: twilio });
       const customer = newCustomerNumber();
       const contactId = await contactFor(workspace.apiKey, 'whatsapp', customer);
-      return { ...workspace, ...account, customer, contactId };
+      return { ...workspace, ...workspace.twilio, customer, contactId };
     }
 
     const sendTemplate = (apiKey: string, to: string) =>

@@ -3,7 +3,8 @@ import { QueryTypes } from 'sequelize';
 import { recordTrackingEvents, type TrackingEvent } from '../../db/repositories/tracking-events';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { seedContacts } from '../helpers/campaigns';
-import { createKey, createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 /**
  * Commerce and revenue through the HTTP API, against hand-computed figures. The scenario (T is ten days ago):
@@ -36,8 +37,8 @@ describe('commerce orders and revenue', () => {
   const bodyOf = (response: ApiResponse) => response.body as Record<string, unknown>;
 
   async function workspace() {
-    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-    return { workspaceId, call: api.as(apiKey) };
+    const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+    return { workspaceId, call };
   }
 
   describe('the scenario', () => {
@@ -54,7 +55,7 @@ describe('commerce orders and revenue', () => {
     beforeAll(async () => {
       const owner = await workspace();
       call = owner.call;
-      const domain = await createVerifiedDomain(api.db, owner.workspaceId, api.config.MASTER_KEY);
+      const domain = (await addTestDomain(api, owner.workspaceId)).domain;
       const listId = bodyOf(await call('POST', '/lists', { name: 'buyers' })).id as string;
       campaignId = bodyOf(await call('POST', '/campaigns', { name: 'Sale', fromAddress: `news@${domain}`, listId, subject: 'Sale', text: 'T' })).id as string;
       const graph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P1D', next: null }] };
@@ -329,9 +330,9 @@ describe('commerce orders and revenue', () => {
   });
 
   it('writes take integrations:write and reads utm:read', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
-    const reader = api.as((await createKey(api.db, workspaceId, ['utm:read'])).apiKey);
-    const writer = api.as((await createKey(api.db, workspaceId, ['integrations:write'])).apiKey);
+    const { workspaceId } = await createTestWorkspace(api);
+    const reader = api.as((await createTestKey(api, workspaceId, ['utm:read'])).apiKey);
+    const writer = api.as((await createTestKey(api, workspaceId, ['integrations:write'])).apiKey);
     const body = { externalId: 'scoped', total: 5, currency: 'USD', placedAt: new Date().toISOString() };
     expect(await reader('POST', '/commerce/orders', body)).toMatchObject({ status: 403, body: { need: 'integrations:write' } });
     expect(await writer('POST', '/commerce/orders', body)).toMatchObject({ status: 202 });

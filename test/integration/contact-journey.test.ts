@@ -6,7 +6,8 @@ import { insertIdentities } from '../../db/repositories/contact-identities';
 import { insertContact } from '../../db/repositories/contacts';
 import { findEventSource } from '../../db/repositories/webhook-attempts';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 /** An automation with one published version, as the automations API writes them (migration 0020). */
 async function createAutomation(db: Sequelize, workspaceId: string, name: string): Promise<{ automationId: string; versionId: string }> {
@@ -75,7 +76,7 @@ describe('journeys seen from a contact and its messages', () => {
   }
 
   it('the journey merges enrollments (entered, current, exited) and journey messages with the events, newest first, paging back with before', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const contactId = await contactOf(workspaceId);
     const onboarding = await createAutomation(api.db, workspaceId, 'Onboarding');
     const winback = await createAutomation(api.db, workspaceId, 'Win-back');
@@ -114,7 +115,7 @@ describe('journeys seen from a contact and its messages', () => {
   });
 
   it('a completed enrollment shows entered and exited with its reason, and no current entry', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const contactId = await contactOf(workspaceId);
     const automation = await createAutomation(api.db, workspaceId, 'Welcome');
     await createEnrollment(api.db, workspaceId, contactId, automation, {
@@ -129,9 +130,9 @@ describe('journeys seen from a contact and its messages', () => {
   });
 
   it('another workspace\'s enrollments of the same contact id never show', async () => {
-    const mine = await createWorkspace(api.db);
+    const mine = await createTestWorkspace(api);
     const contactId = await contactOf(mine.workspaceId);
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     const theirContact = await contactOf(other.workspaceId);
     const automation = await createAutomation(api.db, other.workspaceId, 'Theirs');
     await createEnrollment(api.db, other.workspaceId, theirContact, automation, { status: 'active', enteredAt: '2026-03-01T00:00:00Z' });
@@ -140,7 +141,7 @@ describe('journeys seen from a contact and its messages', () => {
   });
 
   it('GET /emails/:id and a webhook event of a journey message carry its enrollmentId and automationId', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const contactId = await contactOf(workspaceId);
     const automation = await createAutomation(api.db, workspaceId, 'Onboarding');
     const enrollmentId = await createEnrollment(api.db, workspaceId, contactId, automation, { status: 'active', enteredAt: '2026-03-01T00:00:00Z' });
@@ -162,7 +163,7 @@ describe('journeys seen from a contact and its messages', () => {
   });
 
   it('a message that is not a journey\'s shows automationId null', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: 'hello@example.com' });
     expect((await api.as(apiKey)('GET', `/emails/${messageId}`)).body).toMatchObject({ enrollmentId: null, automationId: null });
   });

@@ -4,7 +4,8 @@ import { QueryTypes } from 'sequelize';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { seedContacts } from '../helpers/campaigns';
-import { createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { receiveMail } from '../helpers/inbox-mail';
 
 type Call = ReturnType<ApiHarness['as']>;
@@ -18,8 +19,8 @@ describe('contact exports', () => {
   afterAll(() => api.close());
 
   async function workspace() {
-    const created = await createWorkspace(api.db);
-    return { ...created, call: api.as(created.apiKey) };
+    const created = await createTestWorkspace(api);
+    return created;
   }
 
   async function contact(call: Call, body: unknown): Promise<string> {
@@ -127,7 +128,7 @@ describe('contact exports', () => {
     await api.db.query("INSERT INTO message_events (id, workspace_id, message_id, type) VALUES (gen_random_uuid(), $1, $2, 'delivered')", { bind: [workspaceId, messageId] });
     await api.db.query("INSERT INTO contact_events (id, workspace_id, contact_id, name, properties, occurred_at) VALUES (gen_random_uuid(), $1, $2, 'signed_up', '{\"plan\":\"pro\"}', now())", { bind: [workspaceId, id] });
 
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const inbox = ((await call('POST', '/inboxes', { domain, localPart: 'help' })).body as { inbox: { id: string; address: string } }).inbox;
     await receiveMail(api.db, { workspaceId, inboxId: inbox.id, messageIdHeader: `${randomUUID()}@example.org`, from: { address: 'DSR@example.org' }, to: [inbox.address], subject: 'Delete me', text: 'Please' });
     await receiveMail(api.db, { workspaceId, inboxId: inbox.id, messageIdHeader: `${randomUUID()}@example.org`, from: { address: 'someone@example.org' }, to: [inbox.address], subject: 'Other', text: 'x' });

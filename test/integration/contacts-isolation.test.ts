@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /**
  * Every contacts-area route, called with the ids of another workspace's contact, tag, list, segment,
@@ -14,8 +14,7 @@ describe('contacts and audiences are isolated per workspace', () => {
   afterAll(() => api.close());
 
   async function seeded() {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     const contact = (await call('POST', '/contacts', { identities: [{ channel: 'email', address: 'shared@example.com' }], attributes: { plan: 'pro' } })).body as { id: string };
     const tag = (await call('POST', '/tags', { name: 'shared' })).body as { id: string };
     const list = (await call('POST', '/lists', { name: 'shared' })).body as { id: string };

@@ -1,6 +1,6 @@
 import { insertContactEvent } from '../../db/repositories/contact-events';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 interface Upserted {
   id: string;
@@ -32,7 +32,7 @@ describe('contacts', () => {
 
   describe('the natural-key upsert', () => {
     it('a new address creates a contact (201 created true) and a repeat merges into it (200 created false)', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const first = await c.upsert({ identities: [{ channel: 'email', address: 'Ann@Example.COM' }], attributes: { firstName: 'Ann' } });
       expect(first.status).toBe(201);
@@ -49,7 +49,7 @@ describe('contacts', () => {
     });
 
     it('an address on another channel of a known contact is added to it, with identitiesAdded counting it', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const first = (await c.upsert({ identities: [{ channel: 'email', address: 'bo@example.com' }] })).body as Upserted;
       const merged = await c.upsert({
@@ -69,7 +69,7 @@ describe('contacts', () => {
     });
 
     it('identities that belong to different contacts answer 409 ambiguous_identities with both ids and change nothing', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const one = (await c.upsert({ identities: [{ channel: 'email', address: 'one@example.com' }], attributes: { a: 1 } })).body as Upserted;
       const two = (await c.upsert({ identities: [{ channel: 'email', address: 'two@example.com' }] })).body as Upserted;
@@ -89,7 +89,7 @@ describe('contacts', () => {
     });
 
     it('attributes merge key by key, and a null deletes its key', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const identities = [{ channel: 'email', address: 'merge@example.com' }];
       const { id } = (await c.upsert({ identities, attributes: { a: 1, b: 'two', c: { nested: true } } })).body as Upserted;
@@ -98,7 +98,7 @@ describe('contacts', () => {
     });
 
     it('consent changes only when declared: leaving it out never clears an opt-in', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const { id } = (await c.upsert({ identities: [{ channel: 'email', address: 'optin@example.com', consent: 'opted_in', verified: true }] }))
         .body as Upserted;
@@ -109,7 +109,7 @@ describe('contacts', () => {
     });
 
     it('one primary per channel: declaring another primary moves it, and false on the only primary is ignored with a warning', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const { id } = (await c.upsert({ identities: [{ channel: 'email', address: 'p1@example.com' }] })).body as Upserted;
       await c.upsert({ identities: [{ channel: 'email', address: 'p1@example.com' }, { channel: 'email', address: 'p2@example.com' }] });
@@ -128,7 +128,7 @@ describe('contacts', () => {
     });
 
     it('an invalid address answers 422 naming the identity field', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const bad = await c.upsert({
         identities: [
@@ -147,7 +147,7 @@ describe('contacts', () => {
     });
 
     it('the same address twice in one request, or two primaries on a channel, answer 422', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const twice = await c.upsert({ identities: [{ channel: 'email', address: 'x@example.com' }, { channel: 'email', address: 'X@example.com' }] });
       expect(twice.body).toEqual({ error: { formErrors: [], fieldErrors: { 'identities[1].address': [expect.stringContaining('identities[0]')] } } });
@@ -161,7 +161,7 @@ describe('contacts', () => {
     });
 
     it('simultaneous upserts of one new address end in one contact', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, index) =>
@@ -178,7 +178,7 @@ describe('contacts', () => {
     });
 
     it('simultaneous upserts adding different new addresses to one contact keep a single primary', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const { id } = (await c.upsert({ identities: [{ channel: 'email', address: 'base@example.com' }] })).body as Upserted;
       const results = await Promise.all(
@@ -195,7 +195,7 @@ describe('contacts', () => {
 
   describe('reading and erasing', () => {
     it('lists newest first with page and pageSize, and filters by address, tag, list, attribute and text', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const ids: string[] = [];
       for (const [index, name] of ['Alma', 'Bert', 'Cleo'].entries()) {
@@ -224,7 +224,7 @@ describe('contacts', () => {
     });
 
     it('the detail shows identities, tags and lists; an unknown id answers 404', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const { id } = (await c.upsert({ identities: [{ channel: 'email', address: 'd@example.com', consent: 'opted_in' }] })).body as Upserted;
       await c.call('POST', `/contacts/${id}/tags`, { tags: ['Beta', 'alpha'] });
@@ -244,7 +244,7 @@ describe('contacts', () => {
     });
 
     it('erasing deletes the person\'s data and keeps the addresses suppressed, so a re-add is refused until lifted', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       const identities = [{ channel: 'email', address: 'gone@example.com' }, { channel: 'whatsapp', address: '+14155550199' }];
       const { id } = (await c.upsert({ identities, attributes: { firstName: 'Gone' } })).body as Upserted;
@@ -265,7 +265,7 @@ describe('contacts', () => {
     });
 
     it('an opt-in declared for an unsubscribed address is recorded with a warning that it stays suppressed', async () => {
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       const c = client(apiKey);
       await c.call('POST', '/suppressions', { address: 'unsub@example.com', reason: 'unsubscribed' });
       const upserted = await c.upsert({ identities: [{ channel: 'email', address: 'unsub@example.com', consent: 'opted_in' }] });
@@ -274,7 +274,7 @@ describe('contacts', () => {
     });
 
     it('the journey lists the contact\'s events as touches, newest first, paging back with before', async () => {
-      const { apiKey, workspaceId } = await createWorkspace(api.db);
+      const { apiKey, workspaceId } = await createTestWorkspace(api);
       const c = client(apiKey);
       const { id } = (await c.upsert({ identities: [{ channel: 'email', address: 'j@example.com' }] })).body as Upserted;
       await insertContactEvent(api.db, workspaceId, { contactId: id, name: 'signed_up', occurredAt: new Date('2026-01-01T00:00:00Z') });
@@ -291,8 +291,8 @@ describe('contacts', () => {
     });
 
     it('a contacts:read key can list but not write', async () => {
-      const { workspaceId } = await createWorkspace(api.db);
-      const { apiKey } = await createKey(api.db, workspaceId, ['contacts:read']);
+      const { workspaceId } = await createTestWorkspace(api);
+      const { apiKey } = await createTestKey(api, workspaceId, ['contacts:read']);
       const c = client(apiKey);
       expect((await c.call('GET', '/contacts')).status).toBe(200);
       expect(await c.upsert({ identities: [{ channel: 'email', address: 'r@example.com' }] })).toMatchObject({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 
 /** What the contract fuzz suite (npm run test:contract) found, each pinned here so jest catches a regression. */
 interface Operation {
@@ -17,7 +17,7 @@ describe('answers the OpenAPI document promises', () => {
   let paths: Record<string, Record<string, Operation>>;
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' });
-    ({ apiKey, workspaceId } = await createWorkspace(api.db));
+    ({ apiKey, workspaceId } = await createTestWorkspace(api));
     paths = ((await api.call('GET', '/api/v1/openapi.json')).body as { paths: typeof paths }).paths;
   });
   afterAll(() => api.close());
@@ -48,7 +48,7 @@ describe('answers the OpenAPI document promises', () => {
   });
 
   it("a route's own 422 code (template_not_found) → a body the documented 422 schema admits", async () => {
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const response = await api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `hello@${domain}`, to: 'someone@example.org', templateId: 'no-such-template', idempotencyKey: `contract-${randomUUID()}` },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { recordConversion } from '../../db/repositories/conversions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { createTrackedMessage } from '../helpers/tracked-message';
 import { HIT_FIXTURES, type HitFixture } from '../helpers/tracking-fixtures';
 
@@ -24,8 +24,8 @@ const T = new Date('2026-03-10T12:00:00.000Z');
 const at = (offsetMs: number) => new Date(T.getTime() + offsetMs);
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-  return { workspaceId, call: api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function contact(call: Call, address: string): Promise<string> {
@@ -150,7 +150,7 @@ describe('conversion reports', () => {
 
   beforeAll(async () => {
     ({ call, workspaceId } = await workspace());
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const listId = bodyOf<{ id: string }>(await call('POST', '/lists', { name: 'Audience' })).id;
     campaignId = bodyOf<{ id: string }>(await call('POST', '/campaigns', { name: 'Spring', fromAddress: `news@${domain}`, listId, subject: 'Spring', text: 'T' })).id;
     const graph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P1D', next: null }] };
@@ -349,7 +349,7 @@ describe('from a real click to a campaign\'s conversion', () => {
 
   it('a person\'s CTA click is the touch a later purchase event is credited to; a scanner\'s hits are not touches', async () => {
     const { workspaceId, call } = await workspace();
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const domain = (await addTestDomain(api, workspaceId)).domain;
     const listId = bodyOf<{ id: string }>(await call('POST', '/lists', { name: 'Audience' })).id;
     const campaignId = bodyOf<{ id: string }>(await call('POST', '/campaigns', { name: 'Spring', fromAddress: `news@${domain}`, listId, subject: 'Spring', text: 'T' })).id;
     const contactId = await contact(call, 'dan@example.com');
@@ -417,7 +417,7 @@ describe('UTM touches', () => {
     );
     const tricky = await touch(workspaceId, { contactId: ann, at: T, source: '=HYPERLINK("x")', campaign: 'Spring, "sale"', url: 'https://shop.example/a,b' });
 
-    const response = await fetch(`${api.url}/api/v1/utm/touches?format=csv`, { headers: { authorization: `Bearer ${(await createKey(api.db, workspaceId, ['utm:read'])).apiKey}` } });
+    const response = await fetch(`${api.url}/api/v1/utm/touches?format=csv`, { headers: { authorization: `Bearer ${(await createTestKey(api, workspaceId, ['utm:read'])).apiKey}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const records = parseCsv(await response.text());
@@ -430,7 +430,7 @@ describe('UTM touches', () => {
     expect(times.every((time, index) => index === 0 || time <= times[index - 1])).toBe(true);
 
     const filtered = await fetch(`${api.url}/api/v1/utm/touches?format=csv&source=bulk.example&from=${at(-DAY - 10_000).toISOString()}`, {
-      headers: { authorization: `Bearer ${(await createKey(api.db, workspaceId, ['utm:read'])).apiKey}` },
+      headers: { authorization: `Bearer ${(await createTestKey(api, workspaceId, ['utm:read'])).apiKey}` },
     });
     // The touches 1 to 10 seconds before T-1d; from is inclusive, so the one exactly 10 seconds before counts.
     expect(parseCsv(await filtered.text()).slice(1).map((row) => row[4])).toEqual(Array(10).fill('bulk.example'));
@@ -446,8 +446,8 @@ describe('scopes', () => {
   it('utm:read reads every conversion report; a key without it → 403 on each', async () => {
     const { workspaceId, call } = await workspace();
     const contactId = await contact(call, 'ann@example.com');
-    const reader = api.as((await createKey(api.db, workspaceId, ['utm:read'])).apiKey);
-    const other = api.as((await createKey(api.db, workspaceId, ['contacts:read', 'campaigns:read', 'automations:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['utm:read'])).apiKey);
+    const other = api.as((await createTestKey(api, workspaceId, ['contacts:read', 'campaigns:read', 'automations:read'])).apiKey);
     const paths = ['/utm/touches', '/utm/touches?format=csv', '/utm/summary', '/utm/conversions', `/contacts/${contactId}/conversions`];
     for (const path of paths) {
       expect({ path, status: (await reader('GET', path)).status }).toEqual({ path, status: 200 });

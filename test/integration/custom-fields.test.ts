@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 describe('custom fields', () => {
   let api: ApiHarness;
@@ -9,7 +9,7 @@ describe('custom fields', () => {
   afterAll(() => api.close());
 
   async function workspace() {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     return api.as(apiKey);
   }
 

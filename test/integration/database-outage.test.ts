@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { preparedQuery } from '../../db/prepared';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { freePort } from '../helpers/free-port';
 
 /**
@@ -50,7 +50,7 @@ describe('the API while its database cannot be reached', () => {
   });
 
   it('a refused connection answers 503 service_unavailable, and the cause is logged as an outage', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const response = await api.as(apiKey)('GET', '/test/refused');
     expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable', message: expect.any(String) } });
     expect(JSON.stringify(response.body)).not.toContain('127.0.0.1');
@@ -58,7 +58,7 @@ describe('the API while its database cannot be reached', () => {
   });
 
   async function terminatedMidStatement(path: string) {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const pending = api.as(apiKey)('GET', path);
     for (let terminated = 0; terminated === 0; await new Promise((done) => setTimeout(done, 50))) {
       const [rows] = await other.query(

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { claimDeliveries, recordSent } from '../../db/repositories/message-delivery';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 // The delivery fence, many messages per statement (the delivery activities group-commit claims and
 // records): each attempt still wins or loses on its own.
@@ -13,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 async function queued(count: number): Promise<{ workspaceId: string; ids: string[] }> {
-  const { workspaceId } = await createWorkspace(api.db, { plan: 'pro' });
+  const { workspaceId } = await createTestWorkspace(api, { plan: 'pro' });
   return { workspaceId, ids: await queueMessages(api.db, workspaceId, { kind: 'campaign', count, from: 'a@example.com' }) };
 }
 

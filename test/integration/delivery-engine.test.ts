@@ -5,7 +5,8 @@ import { QueryTypes } from 'sequelize';
 import { minimumClaim } from '../../core/dispatch';
 import { claimFairly, countInFlight } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 // The delivery engine as shipped: the dispatcher hands Temporal only what can make progress, fairly and
 // most urgent first. The stack's database is this file's own.
@@ -23,8 +24,8 @@ afterAll(async () => {
 jest.setTimeout(120_000);
 
 async function sender(plan: 'free' | 'pro' = 'free') {
-  const workspace = await createWorkspace(stack.api.db, { plan });
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
+  const workspace = await createTestWorkspace(stack.api, { plan, domain: true });
+  const { domain } = workspace;
   return { ...workspace, from: `a@${domain}` };
 }
 

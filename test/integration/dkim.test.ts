@@ -5,12 +5,11 @@ import { createDkimSigner, loadDkimKey } from '../../activities/dkim';
 import { configKeyring, loadConfig } from '../../core/config';
 import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { dkimRecordName, dkimValue } from '../../core/dns-records';
-import { sealSecret } from '../../core/secrets';
-import { insertDomain, saveDomainCheck } from '../../db/repositories/domains';
+import { saveDomainCheck } from '../../db/repositories/domains';
 import { PermanentSendError } from '../../core/delivery';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /**
  * Outgoing mail is signed with the domain's key (decisions). The proof is an independent verifier
@@ -33,21 +32,9 @@ describe('DKIM signing of outgoing mail', () => {
 
   /** A workspace with one domain whose DKIM record is published, as after verification. */
   async function domainWithPublishedKey() {
-    const { workspaceId } = await createWorkspace(db);
-    const name = `d${randomUUID().slice(0, 12)}.example.com`;
-    const key = await generateDkimKeyPair();
-    const claim = await insertDomain(db, workspaceId, {
-      name,
-      region: 'us-east-1',
-      defaultFromName: null,
-      dkimSelector: key.selector,
-      dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
-    });
-    if (!('created' in claim)) throw new Error('domain not created');
-    dns.setTxt(dkimRecordName(key.selector, name), dkimValue(key.publicKey));
-    await saveDomainCheck(db, workspaceId, claim.created.id, { status: 'verified', detail: null, recordChecks: [] });
-    return { workspaceId, name, selector: key.selector, domainId: claim.created.id };
+    const { workspaceId, domain: name, domainId, dkim } = await createTestWorkspace(db, { domain: { name: `d${randomUUID().slice(0, 12)}.example.com` } });
+    dns.setTxt(dkimRecordName(dkim.selector, name), dkimValue(dkim.publicKey));
+    return { workspaceId, name, selector: dkim.selector, domainId };
   }
 
   const compose = (from: string) =>
@@ -90,12 +77,12 @@ describe('DKIM signing of outgoing mail', () => {
       selector: domain.selector,
       privateKey: expect.objectContaining({ type: 'private', asymmetricKeyType: 'rsa' }),
     });
-    const other = await createWorkspace(db);
+    const other = await createTestWorkspace(db);
     expect(await loadDkimKey(db, keyring, other.workspaceId, `billing@${domain.name}`)).toBeNull();
   });
 
   it('a sender domain the workspace has not added is refused, never sent unsigned', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const raw = await compose('someone@not-added.example.com');
     await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(PermanentSendError);
     await expect(sign(workspaceId, 'someone@not-added.example.com', raw)).rejects.toThrow(
@@ -105,7 +92,7 @@ describe('DKIM signing of outgoing mail', () => {
 
   it("another workspace's verified domain is refused: its key signs only its own workspace's mail", async () => {
     const domain = await domainWithPublishedKey();
-    const other = await createWorkspace(db);
+    const other = await createTestWorkspace(db);
     const raw = await compose(`ceo@${domain.name}`);
     await expect(sign(other.workspaceId, `ceo@${domain.name}`, raw)).rejects.toThrow(/^sender_not_authorized/);
   });

@@ -6,13 +6,11 @@ import { createDomainActivities } from '../../activities/domains';
 import { createSesClients } from '../../providers/ses/clients';
 import { createSesDomainIdentities } from '../../providers/ses/domain-identity';
 import { configKeyring, loadConfig } from '../../core/config';
-import { generateDkimKeyPair } from '../../core/dkim-keys';
 import { domainRecords } from '../../core/dns-records';
-import { sealSecret } from '../../core/secrets';
-import { type DomainRecord, findDomain, insertDomain, saveDomainCheck } from '../../db/repositories/domains';
+import { type DomainRecord, findDomain, saveDomainCheck } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 interface Identity {
   origin: 'AWS_SES' | 'EXTERNAL';
@@ -114,20 +112,9 @@ describe('domains with SES as the provider (BYODKIM)', () => {
 
   /** A domain whose records are all published correctly. */
   async function publishedDomain(options: { region?: string; name?: string } = {}): Promise<DomainRecord> {
-    const { workspaceId } = await createWorkspace(db);
-    const key = await generateDkimKeyPair();
-    const name = options.name ?? `d${randomUUID().slice(0, 12)}.example.com`;
-    const claim = await insertDomain(db, workspaceId, {
-      name,
-      region: options.region ?? 'eu-west-1',
-      defaultFromName: null,
-      dkimSelector: key.selector,
-      dkimPublicKey: key.publicKey,
-      dkimPrivateKeySealed: sealSecret(keyring, { workspaceId, column: 'domains.dkim_private_key', row: name }, key.privateKeyPem),
-    });
-    if (!('created' in claim)) throw new Error('domain not created');
-    for (const record of domainRecords(claim.created, settings)) dns.setTxt(record.name, record.value);
-    return claim.created;
+    const { record } = await createTestWorkspace(db, { domain: { name: options.name ?? `d${randomUUID().slice(0, 12)}.example.com`, region: options.region ?? 'eu-west-1', verified: false } });
+    for (const published of domainRecords(record, settings)) dns.setTxt(published.name, published.value);
+    return record;
   }
 
   const check = (domain: DomainRecord) => activities.checkDomain({ workspaceId: domain.workspaceId, domainId: domain.id, failPending: true });

@@ -9,7 +9,7 @@ import { createControlWorker } from '../../workers/create-worker';
 import { SEARCH_ATTRIBUTE } from '../../temporal/search-attributes';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { temporalPorts } from '../../temporal/activity-ports';
 import { lazyTemporalClient } from '../../temporal/connection';
 
@@ -89,7 +89,7 @@ describe('sending domains', () => {
   const verify = (workspace: TestWorkspace, id: string) => api.call('POST', `/api/v1/domains/${id}/verify`, { key: workspace.apiKey });
 
   it('a new domain is pending and answers the SPF, DKIM and DMARC records to publish, also as a zone file', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const name = uniqueName();
     const created = await createDomain(workspace, name.toUpperCase());
     expect(created).toMatchObject({ name, status: 'pending' });
@@ -118,7 +118,7 @@ describe('sending domains', () => {
   });
 
   it('a Unicode name is stored as its lower-case A-label form', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const label = randomUUID().slice(0, 8);
     const created = await createDomain(workspace, `Bücher-${label}.example.com`);
     expect(created.name).toMatch(/^xn--/);
@@ -126,7 +126,7 @@ describe('sending domains', () => {
   });
 
   it('invalid names answer 422 in the spec\'s validation shape', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const cases: Array<[unknown, RegExp]> = [
       ['192.0.2.10', /IP address/],
       ['[2001:db8::1]', /IP address/],
@@ -147,8 +147,8 @@ describe('sending domains', () => {
   });
 
   it('a domain already added to the workspace answers 409 with its id; another workspace may still claim it while unverified', async () => {
-    const owner = await createWorkspace(api.db);
-    const other = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
+    const other = await createTestWorkspace(api);
     const created = await createDomain(owner);
     const again = await api.call('POST', '/api/v1/domains', { key: owner.apiKey, body: { name: created.name } });
     expect(again).toMatchObject({ status: 409, body: { error: 'conflict', message: `${created.name} is already added to this workspace`, id: created.id } });
@@ -158,8 +158,8 @@ describe('sending domains', () => {
   });
 
   it('two workspaces claim one name: the one whose records are published verifies, the other fails with the reason, a third gets 409', async () => {
-    const squatter = await createWorkspace(api.db);
-    const owner = await createWorkspace(api.db);
+    const squatter = await createTestWorkspace(api);
+    const owner = await createTestWorkspace(api);
     const name = uniqueName();
     const squatted = await createDomain(squatter, name);
     const owned = await createDomain(owner, name);
@@ -180,7 +180,7 @@ describe('sending domains', () => {
     });
     expect((await api.call('GET', `/api/v1/domains/${owned.id}`, { key: owner.apiKey })).body).toMatchObject({ status: 'verified' });
 
-    const third = await createWorkspace(api.db);
+    const third = await createTestWorkspace(api);
     const refused = await api.call('POST', '/api/v1/domains', { key: third.apiKey, body: { name } });
     expect(refused).toMatchObject({ status: 409, body: { error: 'conflict', message: `${name} is already verified by another workspace` } });
     expect(refused.body).not.toHaveProperty('id');
@@ -188,8 +188,8 @@ describe('sending domains', () => {
 
   it('two claims whose checks pass at the same moment: the database lets one verify, the other fails with the reason (no error)', async () => {
     const name = uniqueName();
-    const first = await createWorkspace(api.db);
-    const second = await createWorkspace(api.db);
+    const first = await createTestWorkspace(api);
+    const second = await createTestWorkspace(api);
     const claims = [await createDomain(first, name), await createDomain(second, name)];
     for (const claim of claims) publish(claim);
     const { checkDomain } = createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) });
@@ -202,7 +202,7 @@ describe('sending domains', () => {
 
   it('the unique index refuses a second verified domain of one name inside a transaction that carries on', async () => {
     const name = uniqueName();
-    const [first, second] = [await createWorkspace(api.db), await createWorkspace(api.db)];
+    const [first, second] = [await createTestWorkspace(api), await createTestWorkspace(api)];
     const claims = [await createDomain(first, name), await createDomain(second, name)];
     const verified = { status: 'verified' as const, detail: null, recordChecks: [] };
     expect(await saveDomainCheck(api.db, first.workspaceId, claims[0].id, verified)).toMatchObject({ saved: { status: 'verified' } });
@@ -214,7 +214,7 @@ describe('sending domains', () => {
   });
 
   it('the verification window ends without the records checking: the claim expires as failed, saying so, and reserves nothing', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     // The last check of the 72-hour window, as the verification workflow runs it.
     const { checkDomain } = createActivities({ db: api.db, config: api.config, temporal: temporalPorts(lazyTemporalClient(api.config), api.config.TASK_QUEUE_PREFIX) });
@@ -229,14 +229,14 @@ describe('sending domains', () => {
     expect((await listPlatformEvents(api.db, workspace.workspaceId)).map((event) => event.type)).toEqual(['domain.failed']);
 
     // Someone else, who controls the DNS, adds and verifies the name.
-    const owner = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
     const owned = await createDomain(owner, created.name);
     publish(owned);
     expect((await verify(owner, owned.id)).body).toMatchObject({ status: 'verified' });
   });
 
   it('pending becomes verified once SPF, DKIM and DMARC are published, with a domain.verified event', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     publish(created);
     const response = await verify(workspace, created.id);
@@ -253,7 +253,7 @@ describe('sending domains', () => {
   });
 
   it('a wrong DKIM key, a missing DMARC and an SPF without our include each fail with a precise detail', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const cases = [
       {
         overrides: { dkim: 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwrongkey' },
@@ -287,7 +287,7 @@ describe('sending domains', () => {
   });
 
   it('an SPF record that needs more than 10 DNS lookups fails', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     const vendor = `spf.${created.name}`;
     publish(created, { spf: `v=spf1 a mx include:${vendor} include:spf.messaging.local ~all` });
@@ -297,7 +297,7 @@ describe('sending domains', () => {
   });
 
   it('drift: the daily check of a verified domain whose DMARC record went away marks it failed', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     publish(created);
     expect((await verify(workspace, created.id)).body).toMatchObject({ status: 'verified' });
@@ -317,7 +317,7 @@ describe('sending domains', () => {
   });
 
   it('a DNS server failure changes nothing: a verified domain stays verified and the detail says why', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     publish(created);
     await verify(workspace, created.id);
@@ -330,7 +330,7 @@ describe('sending domains', () => {
   });
 
   it('PATCH sets the default sender name and an address on the domain; an address elsewhere is 422', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     const path = `/api/v1/domains/${created.id}`;
     const patched = await api.call('PATCH', path, { key: workspace.apiKey, body: { defaultFromName: 'Acme Billing', defaultFromAddress: `billing@${created.name.toUpperCase()}` } });
@@ -344,7 +344,7 @@ describe('sending domains', () => {
   });
 
   it('inbound on answers the MX host and adds the MX record; off answers the same shape without it', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     const on = await api.call('POST', `/api/v1/domains/${created.id}/inbound`, { key: workspace.apiKey });
     expect(on).toMatchObject({ status: 200, body: { id: created.id, inboundEnabled: true, mx: 'inbound.messaging.local' } });
@@ -365,8 +365,8 @@ describe('sending domains', () => {
   });
 
   it('another workspace can neither see, change, verify nor toggle the domain: 404 as if it did not exist', async () => {
-    const owner = await createWorkspace(api.db);
-    const other = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
+    const other = await createTestWorkspace(api);
     const created = await createDomain(owner);
     const requests: Array<[string, string, unknown?]> = [
       ['GET', `/api/v1/domains/${created.id}`],
@@ -385,7 +385,7 @@ describe('sending domains', () => {
   });
 
   it('creating its background verification: the workflow runs with the domain\'s deterministic id on the control-plane queue', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createDomain(workspace);
     const client = await connectTemporal(api.config);
     try {
@@ -408,7 +408,7 @@ describe('sending domains while Temporal is unreachable', () => {
   afterAll(() => api.close());
 
   it('a domain is still created; verify answers 503 instead of hanging', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const response = await api.call('POST', '/api/v1/domains', { key: workspace.apiKey, body: { name: uniqueName() } });
     expect(response).toMatchObject({ status: 201, body: { status: 'pending' } });
     const started = Date.now();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 interface DocumentedOperation {
   method: string;
@@ -38,7 +38,7 @@ describe('hostile input at the edge', () => {
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' });
     operations = await documentedOperations(api);
-    ({ apiKey } = await createWorkspace(api.db));
+    ({ apiKey } = await createTestWorkspace(api));
   });
   afterAll(() => api.close());
 
@@ -71,8 +71,8 @@ describe('hostile input at the edge', () => {
   });
 
   it('a NUL in the subject of an otherwise valid send answers 422 and stores nothing', async () => {
-    const workspace = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspace.workspaceId, api.config.MASTER_KEY);
+    const workspace = await createTestWorkspace(api, { domain: true });
+    const { domain } = workspace;
     const idempotencyKey = `nul-${randomUUID()}`;
     const response = await api.as(workspace.apiKey)('POST', '/emails', {
       from: `hello@${domain}`,

@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { listMessages } from '../../db/repositories/messages';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 describe('GET /emails reads only what a list row shows', () => {
   let api: ApiHarness;
@@ -19,8 +19,7 @@ describe('GET /emails reads only what a list row shows', () => {
   });
 
   it('a send with a large body is listed without its content being read', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(api, { domain: true });
     const html = `<p>${'Long newsletter. '.repeat(30_000)}</p>`;
     const sent = await api.as(apiKey)('POST', '/emails', {
       from: `News <news@${domain}>`,

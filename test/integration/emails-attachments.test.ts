@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import { simpleParser } from 'mailparser';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type StandInServer, standInResolver, startStandInServer } from '../helpers/ssrf-stand-in';
 
 let stack: EmailStack;
@@ -24,8 +24,7 @@ afterAll(async () => {
 
 describe('attachments on POST /emails', () => {
   it('an uploaded id, inline base64 content and a public URL all arrive as parts of the delivered message', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const uploaded = await stack.api.call('POST', '/api/v1/attachments', {
       key: apiKey,
       body: { filename: 'terms.txt', content: Buffer.from('Terms and conditions').toString('base64') },
@@ -66,8 +65,7 @@ describe('attachments on POST /emails', () => {
   });
 
   it('an attachment deleted after acceptance is left out of the mail, and the sent event names it', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const upload = (filename: string) =>
       stack.api.call('POST', '/api/v1/attachments', { key: apiKey, body: { filename, content: Buffer.from(filename).toString('base64') } });
     const [kept, dropped] = (await Promise.all([upload('kept.txt'), upload('dropped.txt')])).map(
@@ -96,8 +94,7 @@ describe('attachments on POST /emails', () => {
   });
 
   it('a send refused after its files were stored (every recipient suppressed) leaves no file behind', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     await suppressAddresses(stack.api.db, workspaceId, 'email', ['bounced@example.org'], 'hard_bounce');
     const refused = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
@@ -120,8 +117,7 @@ describe('attachments on POST /emails', () => {
   });
 
   it('an executable attachment is refused with 422 and nothing is sent', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: true });
     const refused = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: {

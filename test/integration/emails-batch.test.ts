@@ -3,7 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { PLANS, usagePeriodAt } from '../../core/plans';
 import { reserveQuota, usedInPeriod } from '../../db/repositories/usage';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -13,8 +13,7 @@ afterAll(() => stack.close());
 
 describe('POST /emails/batch', () => {
   it('207: partial, aligned by index, an invalid item never stops the others; a retried batch sends nothing twice; one request for the rate limit', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const run = `${Date.now()}`;
     const emails = [
       { from: `a@${domain}`, to: 'b1@example.org', subject: 'One', text: 'T', idempotencyKey: `${run}-one` },
@@ -58,8 +57,7 @@ describe('POST /emails/batch', () => {
   });
 
   it('a key repeated within a batch is one send; the quota takes items in order until it runs out, and only those are stored', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     // The free plan's 3,000 minus 2,996: four units left.
     await reserveQuota(stack.api.db, workspaceId, PLANS.free, usagePeriodAt(new Date()), 2_996, { channel: 'email', kind: 'transactional' });
     const run = randomUUID();
@@ -93,8 +91,7 @@ describe('POST /emails/batch', () => {
   });
 
   it('concurrent batches sharing keys store each key once, and answer every item with its one id', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
     const run = randomUUID();
     const emails = Array.from({ length: 20 }, (_, i) => ({ from: `a@${domain}`, to: `c${i}@example.org`, subject: 'C', text: 'T', idempotencyKey: `${run}-${i}` }));
     const responses = await Promise.all(Array.from({ length: 6 }, () => stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } })));
@@ -115,7 +112,7 @@ describe('POST /emails/batch', () => {
   });
 
   it('more than 100 emails, or none, is refused as a whole with 422', async () => {
-    const { apiKey } = await createWorkspace(stack.api.db);
+    const { apiKey } = await createTestWorkspace(stack.api);
     const item = { from: 'a@example.com', to: 'x@example.org', subject: 'S', text: 'T', idempotencyKey: 'k'.repeat(10) };
     expect((await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails: Array(101).fill(item) } })).status).toBe(422);
     expect((await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails: [] } })).status).toBe(422);

@@ -3,7 +3,7 @@ import { PLANS, usagePeriodAt } from '../../core/plans';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { reserveQuota } from '../../db/repositories/usage';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -15,8 +15,8 @@ let key = 0;
 const idempotencyKey = () => `key-${Date.now()}-${(key += 1)}`;
 
 async function sender(options: { plan?: 'free' | 'pro'; defaultFromName?: string } = {}): Promise<TestWorkspace & { domain: string }> {
-  const workspace = await createWorkspace(stack.api.db, { plan: options.plan ?? 'free' });
-  return { ...workspace, domain: await stack.verifiedDomain(workspace.workspaceId, options) };
+  const workspace = await createTestWorkspace(stack.api, { plan: options.plan ?? 'free' });
+  return { ...workspace, domain: (await addTestDomain(stack, workspace.workspaceId, options)).domain };
 }
 
 function receivedBy(address: string) {
@@ -193,7 +193,7 @@ describe('GET /emails', () => {
     expect(page.body).toMatchObject({ total: 3, limit: 2, offset: 0, data: [{ to: 'l3@example.org' }, { to: 'l2@example.org' }] });
     const filtered = await stack.api.call('GET', '/api/v1/emails?to=L1@example.org', { key: apiKey });
     expect(filtered.body).toMatchObject({ total: 1, data: [{ subject: 'l1@example.org' }] });
-    const other = await createWorkspace(stack.api.db);
+    const other = await createTestWorkspace(stack.api);
     expect((await stack.api.call('GET', '/api/v1/emails', { key: other.apiKey })).body).toMatchObject({ total: 0, data: [] });
     const id = ((page.body as { data: Array<{ id: string }> }).data[0]).id;
     expect((await stack.api.call('GET', `/api/v1/emails/${id}`, { key: other.apiKey })).status).toBe(404);

@@ -6,7 +6,7 @@ import { createJourneySweeperActivities } from '../../activities/journey-sweeper
 import { enrollmentWorkflowId } from '../../core/ids';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { createIsolatedDatabase } from '../helpers/isolated-database';
 import { temporalPorts } from '../../temporal/activity-ports';
 
@@ -32,8 +32,8 @@ const bodyOf = (response: ApiResponse) => response.body as Record<string, unknow
 const waitGraph = { entry: 'wait', nodes: [{ id: 'wait', type: 'wait', duration: 'P7D', next: null }] };
 
 async function workspace(harness: ApiHarness = api) {
-  const { workspaceId, apiKey } = await createWorkspace(harness.db, { plan: 'pro' });
-  return { workspaceId, call: harness.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(harness, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function activeAutomation(call: Call, body: Record<string, unknown>): Promise<string> {
@@ -182,7 +182,7 @@ describe('POST /events', () => {
 
   it('needs events:write', async () => {
     const { workspaceId } = await workspace();
-    const reader = api.as((await createKey(api.db, workspaceId, ['automations:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['automations:read'])).apiKey);
     expect(await reader('POST', '/events', { event: 'x', email: 'a@example.com' })).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'events:write' } });
   });
 });

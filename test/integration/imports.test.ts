@@ -7,7 +7,7 @@ import { createImportActivities, type ImportSettings, type ImportStep } from '..
 import { blobStoreOptions, createBlobStore, type BlobStore } from '../../db/blob-store';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { standInResolver, type StandInServer, startStandInServer } from '../helpers/ssrf-stand-in';
 import { parseMappingFlag, watchImport } from '../../scripts/admin-imports';
 
@@ -59,8 +59,8 @@ interface Job {
 }
 
 async function workspace() {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db, { plan: 'pro' });
-  return { workspaceId, call: stack.api.as(apiKey) };
+  const { workspaceId, call } = await createTestWorkspace(stack.api, { plan: 'pro' });
+  return { workspaceId, call };
 }
 
 async function upload(call: Call, csv: string): Promise<string> {

@@ -8,7 +8,7 @@ import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import type { ApiResponse } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbox-listener';
 import { until } from '../helpers/polling';
 
@@ -69,9 +69,9 @@ async function sentMime(workspaceId: string, messageId: string): Promise<ParsedM
 const referencesOf = (parsed: ParsedMail) => ([] as string[]).concat(parsed.references ?? []);
 
 it('send from an inbox → the customer replies to our MX → one thread in inbox with both → our reply carries In-Reply-To and References of the conversation', async () => {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db, { plan: 'pro' });
+  const { workspaceId, apiKey } = await createTestWorkspace(stack.api, { plan: 'pro' });
   const call: (method: string, path: string, body?: unknown) => Promise<ApiResponse> = stack.api.as(apiKey);
-  const domain = await stack.verifiedDomain(workspaceId);
+  const domain = (await addTestDomain(stack, workspaceId)).domain;
   const domains = (await call('GET', '/domains')).body as { domains: Array<{ id: string; name: string }> };
   const domainId = domains.domains.find((found) => found.name === domain)!.id;
   expect((await call('POST', `/domains/${domainId}/inbound`)).status).toBe(200);

@@ -16,7 +16,7 @@ import { listenForRecipientChanges, RecipientDirectory } from '../../workers/inb
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startApi } from '../helpers/api-harness';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { eventually, openSmtpSession } from '../helpers/smtp-session';
 
 /**
@@ -34,8 +34,7 @@ describe('the inbound listener under load and abuse', () => {
   const spoolDirs: string[] = [];
 
   async function inboundWorkspace(): Promise<{ workspaceId: string; apiKey: string; domain: string; inbox: (localPart: string) => Promise<string> }> {
-    const { workspaceId, apiKey } = await createWorkspace(db);
-    const domain = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+    const { workspaceId, apiKey, domain } = await createTestWorkspace(db, { domain: true });
     const found = await findDomainByName(db, workspaceId, domain);
     await setInboundEnabled(db, workspaceId, found!.id, true);
     const inbox = async (localPart: string) => {

@@ -14,7 +14,7 @@ import { runInboundDispatcher } from '../../workers/inbox/dispatcher';
 import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbox-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/polling';
@@ -88,8 +88,7 @@ const query = <T extends object>(sql: string, bind: unknown[]) => stack.api.db.q
 
 /** A workspace with an inbound-enabled verified domain and an inbox on it. */
 async function inboxOfNewWorkspace(localPart = 'support') {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db);
-  const domain = await stack.verifiedDomain(workspaceId);
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(stack.api, { domain: true });
   const found = await findDomainByName(stack.api.db, workspaceId, domain);
   await setInboundEnabled(stack.api.db, workspaceId, found!.id, true);
   const inboxId = randomUUID();

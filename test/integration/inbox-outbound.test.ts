@@ -4,7 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { insertMessageEvent } from '../../db/repositories/message-events';
 import type { ApiResponse } from '../helpers/api-harness';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 /**
@@ -30,9 +30,7 @@ interface Inbox {
 }
 
 async function setUp(): Promise<{ call: Call; workspaceId: string; domain: string; inbox: Inbox }> {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspaceId);
-  const call = stack.api.as(apiKey);
+  const { workspaceId, domain, call } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const created = await call('POST', '/inboxes', { domain, localPart: 'support', displayName: 'Support Team' });
   expect(created.status).toBe(201);
   return { call, workspaceId, domain, inbox: (created.body as { inbox: Inbox }).inbox };

@@ -17,7 +17,7 @@ import type { AcceptedInboundMessage } from '../../workers/inbox/acceptance';
 import { inboundLimits, type InboundLimits } from '../../workers/inbox/limits';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 
 const MAX_BYTES = 64 * 1024;
 
@@ -56,7 +56,7 @@ describe('the inbound SMTP listener', () => {
   }
 
   async function inboundDomain(workspace: string): Promise<string> {
-    const name = await createVerifiedDomain(db, workspace, config.MASTER_KEY);
+    const name = (await addTestDomain(db, workspace)).domain;
     const found = await findDomainByName(db, workspace, name);
     await setInboundEnabled(db, workspace, found!.id, true);
     return name;
@@ -103,7 +103,7 @@ describe('the inbound SMTP listener', () => {
       closeTimeoutMs: 200,
     });
     port = await listenInboundSmtp(server, '127.0.0.1', 0);
-    ({ workspaceId } = await createWorkspace(db));
+    ({ workspaceId } = await createTestWorkspace(db));
     domain = await inboundDomain(workspaceId);
     inboxId = await addInbox(workspaceId, domain, 'Support');
   });
@@ -146,8 +146,8 @@ describe('the inbound SMTP listener', () => {
     const foreign = await send({ from: 'a@sender.example.net', to: 'someone@gmail.com', raw: rawMail('a@sender.example.net', 'someone@gmail.com') }).catch((e: unknown) => e);
     expect(foreign).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
 
-    const other = await createWorkspace(db);
-    const outboundOnly = await createVerifiedDomain(db, other.workspaceId, config.MASTER_KEY);
+    const other = await createTestWorkspace(db, { domain: true });
+    const outboundOnly = other.domain;
     const inbox = await addInbox(other.workspaceId, outboundOnly, 'hello');
     const refused = await send({ from: 'a@sender.example.net', to: `hello@${outboundOnly}`, raw: rawMail('a@sender.example.net', `hello@${outboundOnly}`) }).catch((e: unknown) => e);
     expect(refused).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
@@ -155,7 +155,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('a blocked sender is refused with 550 at RCPT; other senders still get through', async () => {
-    const { workspaceId: workspace } = await createWorkspace(db);
+    const { workspaceId: workspace } = await createTestWorkspace(db);
     const name = await inboundDomain(workspace);
     const inbox = await addInbox(workspace, name, 'team');
     await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'domain', 'spam.example.net')", {
@@ -170,7 +170,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('with an allow list, a sender outside it (envelope and From) is refused with 550 after DATA and one inside it is accepted', async () => {
-    const { workspaceId: workspace } = await createWorkspace(db);
+    const { workspaceId: workspace } = await createTestWorkspace(db);
     const name = await inboundDomain(workspace);
     const inbox = await addInbox(workspace, name, 'agent');
     await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'allow', 'address', 'boss@partner.example.net')", {
@@ -185,7 +185,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('an allowed From sent through an ESP (its bounce address as envelope sender) is accepted', async () => {
-    const { workspaceId: workspace } = await createWorkspace(db);
+    const { workspaceId: workspace } = await createTestWorkspace(db);
     const name = await inboundDomain(workspace);
     const inbox = await addInbox(workspace, name, 'agent');
     await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'allow', 'domain', 'partner.example.net')", {
@@ -197,7 +197,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('a blocked From behind an innocent envelope sender is refused with 550 after DATA, and nothing is stored', async () => {
-    const { workspaceId: workspace } = await createWorkspace(db);
+    const { workspaceId: workspace } = await createTestWorkspace(db);
     const name = await inboundDomain(workspace);
     const inbox = await addInbox(workspace, name, 'team');
     await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'address', 'pest@sender.example.net')", {
@@ -210,7 +210,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('one message to two workspaces, one of which blocks its From, is stored only for the other', async () => {
-    const { workspaceId: blocking } = await createWorkspace(db);
+    const { workspaceId: blocking } = await createTestWorkspace(db);
     const blockingDomain = await inboundDomain(blocking);
     const blockingInbox = await addInbox(blocking, blockingDomain, 'desk');
     await db.query("INSERT INTO email_rules (id, workspace_id, action, match_type, value) VALUES ($1, $2, 'block', 'domain', 'sender.example.net')", {
@@ -376,7 +376,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('one message to inboxes of two workspaces is stored as two copies, each under its own workspace', async () => {
-    const { workspaceId: other } = await createWorkspace(db);
+    const { workspaceId: other } = await createTestWorkspace(db);
     const otherDomain = await inboundDomain(other);
     const otherInbox = await addInbox(other, otherDomain, 'desk');
     const ours = await addInbox(workspaceId, domain, 'shared');

@@ -5,7 +5,7 @@ import { periodKey, usagePeriodAt } from '../../core/plans';
 import { findMailbox, listEmailRules } from '../../db/repositories/inbox-mail';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 /**
@@ -22,8 +22,7 @@ type Call = (method: string, path: string, body?: unknown) => Promise<ApiRespons
 const body = <T = Record<string, unknown>>(response: ApiResponse) => response.body as T;
 
 async function workspaceWithDomain(): Promise<{ call: Call; workspaceId: string; domain: string; domainId: string }> {
-  const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-  const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+  const { workspaceId, apiKey, domain } = await createTestWorkspace(api, { plan: 'pro', domain: true });
   const [{ id: domainId }] = await api.db.query<{ id: string }>('SELECT id FROM domains WHERE workspace_id = $1 AND name = $2', {
     bind: [workspaceId, domain],
     type: QueryTypes.SELECT,
@@ -114,10 +113,10 @@ describe('inboxes', () => {
 
   it('scopes: inbox:read reads but cannot create (403 need inbox:write); sending needs inbox:send', async () => {
     const { workspaceId, domain } = await workspaceWithDomain();
-    const reader = api.as((await createKey(api.db, workspaceId, ['inbox:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['inbox:read'])).apiKey);
     expect((await reader('GET', '/inboxes')).status).toBe(200);
     expect(await reader('POST', '/inboxes', { domain, localPart: 'x' })).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'inbox:write' } });
-    const writer = api.as((await createKey(api.db, workspaceId, ['inbox:write'])).apiKey);
+    const writer = api.as((await createTestKey(api, workspaceId, ['inbox:write'])).apiKey);
     const inbox = await inboxOf(writer, domain);
     expect(await writer('POST', `/inboxes/${inbox.id}/send`, { to: 'a@example.org', subject: 'S', text: 'T' })).toMatchObject({
       status: 403,
@@ -264,9 +263,7 @@ describe('refused sends write nothing', () => {
   }
 
   it('a send past the plan quota → 402 quota_exceeded, and no thread, inbox row or counter', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'free' });
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
-    const call = api.as(apiKey);
+    const { workspaceId, domain, call } = await createTestWorkspace(api, { plan: 'free', domain: true });
     const inbox = await inboxOf(call, domain);
     await api.db.query('INSERT INTO usage_counters (workspace_id, period_start, used) VALUES ($1, $2, 3000)', {
       bind: [workspaceId, periodKey(usagePeriodAt(new Date()))],

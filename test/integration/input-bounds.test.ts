@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** Inputs whose cost grows with their size or depth are bounded before any work is done on them. */
 describe('bounded inputs on the send and preview routes', () => {
@@ -14,8 +14,7 @@ describe('bounded inputs on the send and preview routes', () => {
   const deeplyNested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
   async function sender() {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const email = (fields: Record<string, unknown> = {}) => ({
       from: `a@${domain}`,
       to: 'ann@example.org',
@@ -42,7 +41,7 @@ describe('bounded inputs on the send and preview routes', () => {
   });
 
   it('any body nested thousands of levels deep answers 422, not 500 (contact attributes)', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const raw = `{"identities":[{"channel":"email","address":"deep@example.org"}],"attributes":{"x":${deeplyNested(5_000)}}}`;
     const response = await api.call('POST', '/api/v1/contacts', { key: apiKey, raw });
     expect(response).toMatchObject({ status: 422, body: { error: { formErrors: ['The body is nested deeper than 32 levels'] } } });
@@ -68,7 +67,7 @@ describe('bounded inputs on the send and preview routes', () => {
   });
 
   it('a template preview with variables nested 10,000 or 11 levels deep answers 422, not 500', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const template = await api.as(apiKey)('POST', '/templates', { name: `bounds-${randomUUID().slice(0, 8)}`, body: '<p>Hi {{ name }}</p>' });
     expect(template.status).toBe(201);
     const id = (template.body as { id: string }).id;

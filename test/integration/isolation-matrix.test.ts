@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createKey, createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestKey, addTestDomain, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { standInResolver } from '../helpers/ssrf-stand-in';
 import { startTelegramStandIn } from '../helpers/telegram-stand-in';
 import { startTwilioStandIn } from '../helpers/twilio-stand-in';
@@ -81,7 +82,7 @@ describe('workspaces are isolated on every route', () => {
   /** One factory per resource, keyed by the path segment after /api/v1, creating it in A. */
   const factories: Record<string, (owner: Owner) => Promise<Seed>> = {
     'api-keys': async ({ workspaceId, call }) => {
-      const { keyId } = await createKey(api.db, workspaceId, ['email:send']);
+      const { keyId } = await createTestKey(api, workspaceId, ['email:send']);
       return { id: keyId, read: rowOf(call, '/api-keys', 'id', keyId) };
     },
     attachments: async ({ call, marker }) => {
@@ -100,7 +101,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: detail(call, `/automations/${id}`) };
     },
     campaigns: async ({ workspaceId, call, marker }) => {
-      const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const domain = (await addTestDomain(api, workspaceId)).domain;
       const listId = createdId(await call('POST', '/lists', { name: `${marker} audience` }));
       const id = createdId(await call('POST', '/campaigns', { name: marker, fromAddress: `news@${domain}`, listId, subject: marker, text: 'T' }));
       return { id, read: detail(call, `/campaigns/${id}`) };
@@ -126,7 +127,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: rowOf(call, '/custom-fields', 'id', id) };
     },
     domains: async ({ workspaceId, call }) => {
-      const name = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const name = (await addTestDomain(api, workspaceId)).domain;
       const row = (await rowOf(call, '/domains', 'name', name)()) as { id: string };
       return { id: row.id, read: detail(call, `/domains/${row.id}`) };
     },
@@ -135,7 +136,7 @@ describe('workspaces are isolated on every route', () => {
       return { id, read: rowOf(call, '/email-rules', 'id', id) };
     },
     inboxes: async ({ workspaceId, call, marker }) => {
-      const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+      const domain = (await addTestDomain(api, workspaceId)).domain;
       const id = createdId(await call('POST', '/inboxes', { domain, localPart: marker.slice(0, 40), displayName: 'Owner' }));
       // A draft gives the inbox a thread and a message, so every sub-route has something of A's to leak or change.
       await call('POST', `/inboxes/${id}/drafts`, { to: `${marker}@example.com`, subject: marker, text: 'Draft' });
@@ -204,8 +205,8 @@ describe('workspaces are isolated on every route', () => {
   };
 
   async function workspace(): Promise<Owner> {
-    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-    return { workspaceId, call: api.as(apiKey), marker: `iso${randomUUID().replace(/-/g, '')}` };
+    const { workspaceId, call } = await createTestWorkspace(api, { plan: 'pro' });
+    return { workspaceId, call, marker: `iso${randomUUID().replace(/-/g, '')}` };
   }
 
   it('another workspace\'s id answers 404 on every route that takes one, and the resource is unchanged', async () => {
@@ -332,7 +333,7 @@ describe('workspaces are isolated on every route', () => {
     const telegram = await startTelegramStandIn();
     const own = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TWILIO_API_URL: twilio.url, TELEGRAM_API_URL: telegram.url, PUBLIC_BASE_URL: 'https://messaging.example' });
     try {
-      const [owner, intruder] = [await createWorkspace(own.db), await createWorkspace(own.db)];
+      const [owner, intruder] = [await createTestWorkspace(own), await createTestWorkspace(own)];
       const [a, b] = [own.as(owner.apiKey), own.as(intruder.apiKey)];
       const account = { accountSid: `AC${randomUUID().replace(/-/g, '')}`, authToken: randomUUID(), whatsappFrom: '+14155552671' };
       twilio.addAccount(account.accountSid, account.authToken);

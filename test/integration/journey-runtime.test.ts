@@ -11,7 +11,7 @@ import { enrollmentWorkflowId } from '../../core/ids';
 import { journeyWorkflow } from '../../workflows/journey';
 import { startEnrollmentWorkflow } from '../../temporal/journeys';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 
@@ -69,10 +69,10 @@ async function journey(
 ): Promise<Journey> {
   const harness = options.harness ?? api;
   const { db } = harness;
-  const workspace = await createWorkspace(db);
+  const workspace = await createTestWorkspace(db);
   const { workspaceId } = workspace;
   if (harness === api) workspaces.push(workspaceId);
-  const domain = await createVerifiedDomain(db, workspaceId, harness.config.MASTER_KEY);
+  const domain = (await addTestDomain(db, workspaceId, { masterKey: harness.config.MASTER_KEY })).domain;
   if (options.sender !== false) await db.query(`UPDATE domains SET default_from_address = $3, default_from_name = 'News' WHERE workspace_id = $1 AND name = $2`, {
     bind: [workspaceId, domain, `news@${domain}`],
   });
@@ -314,8 +314,7 @@ describe('the journey message', () => {
 
 describe('automation settings', () => {
   it('a workspace that never set them reads the defaults; a PUT changes only the fields it names', async () => {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     expect(await call('GET', '/automation-settings')).toMatchObject({
       status: 200, body: { timezone: 'UTC', timezoneAttribute: 'timezone', quietHours: null, frequencyCaps: [] },
     });
@@ -329,8 +328,7 @@ describe('automation settings', () => {
   });
 
   it('an unknown time zone, a bad local time, a cap out of range or a window that is not a duration answer 422 naming the field', async () => {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     expect(await call('PUT', '/automation-settings', { timezone: 'Mars/Olympus' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { timezone: expect.any(Array) } } } });
     expect(await call('PUT', '/automation-settings', { quietHours: { start: '25:00', end: '08:00' } })).toMatchObject({ status: 422 });
     const badCap = await call('PUT', '/automation-settings', { frequencyCaps: [{ channel: 'email', limit: 0, window: 'P1D' }] });
@@ -342,7 +340,7 @@ describe('automation settings', () => {
   });
 
   it('reading takes automations:read and writing automations:write', async () => {
-    const reader = await createWorkspace(api.db, { scopes: ['automations:read'] });
+    const reader = await createTestWorkspace(api, { scopes: ['automations:read'] });
     expect((await api.as(reader.apiKey)('GET', '/automation-settings')).status).toBe(200);
     expect((await api.as(reader.apiKey)('PUT', '/automation-settings', { timezone: 'UTC' })).status).toBe(403);
   });

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { connectTemporal } from '../../temporal/connection';
 import { enrollmentWorkflowId } from '../../core/ids';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { expectStatus, until } from '../helpers/polling';
 
@@ -27,9 +27,7 @@ type Call = ReturnType<EmailStack['api']['as']>;
 
 /** A workspace with a verified domain and a welcome, thanks and nudge template; returns its caller. */
 async function workspace(): Promise<{ call: Call; templates: Record<'welcome' | 'thanks' | 'nudge', string>; domain: string }> {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db);
-  const domain = await stack.verifiedDomain(workspaceId, { defaultFromName: 'Acme' });
-  const call = stack.api.as(apiKey);
+  const { domain, call } = await createTestWorkspace(stack.api, { domain: { defaultFromName: 'Acme' } });
   // Message nodes without a `from` go from the verified domain's default sender.
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);

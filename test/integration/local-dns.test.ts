@@ -5,7 +5,7 @@ import { loadConfig } from '../../core/config';
 import { dkimRecordName, DMARC_VALUE, spfValue } from '../../core/dns-records';
 import { findDomainByName } from '../../db/repositories/domains';
 import { createSequelize } from '../../db/sequelize';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { freePort } from '../helpers/free-port';
 
 // `npm start`'s local DNS (scripts/local-dns.ts): what a domain's owner is asked to publish, served for real.
@@ -38,8 +38,7 @@ afterAll(async () => {
 
 describe('local DNS for development', () => {
   it("answers a local domain's SPF, DKIM and DMARC records and the platform's SPF include; nothing else", async () => {
-    const { workspaceId } = await createWorkspace(db);
-    const name = await createVerifiedDomain(db, workspaceId, config.MASTER_KEY);
+    const { workspaceId, domain: name } = await createTestWorkspace(db, { domain: true });
     const domain = await findDomainByName(db, workspaceId, name);
     const txt = async (host: string) => (await resolver.resolveTxt(host)).map((strings) => strings.join(''));
 

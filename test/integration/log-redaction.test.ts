@@ -4,7 +4,8 @@ import { configKeyring } from '../../core/config';
 import { macKeys } from '../../core/secrets';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 /**
  * Every log line the API writes while serving requests that carry secrets: the caller's key, a webhook
@@ -58,7 +59,7 @@ describe('request and error logs carry no secrets', () => {
   }
 
   it('a normal keyed request logs its id and status, not the key', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const { status, requestId, text } = await logged('GET', '/api/v1/usage', apiKey);
     expect(status).toBe(200);
     expect(text).toContain(`"id":"${requestId}"`);
@@ -68,7 +69,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('a request answered 422 logs its id and status, not the key', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const { status, text } = await logged('POST', '/api/v1/api-keys', apiKey, { scopes: ['not:a-scope'], name: apiKey });
     expect(status).toBe(422);
     expect(text).toContain('"statusCode":422');
@@ -76,7 +77,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('a 500 whose SQL error carries the key and a secret as bind values logs the cause without either', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const { status, requestId, text } = await logged('POST', '/api/v1/test/failing-secret-write', apiKey, {});
     expect(status).toBe(500);
     expect(text).toContain('"statusCode":500');
@@ -88,8 +89,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('a send with an inline base64 attachment logs neither the key nor the file', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const domain = await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY);
+    const { apiKey, domain } = await createTestWorkspace(api, { domain: true });
     const content = randomBytes(3_000).toString('base64');
     const { status, text } = await logged('POST', '/api/v1/emails', apiKey, {
       from: `a@${domain}`,
@@ -105,7 +105,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('an unsubscribe link used on the public endpoint leaves its token out of the request log', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
+    const { apiKey, workspaceId } = await createTestWorkspace(api);
     const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'campaign', count: 1, from: 'news@example.com', toPrefix: 'logged' });
     const token = unsubscribeTokens(macKeys(configKeyring(api.config))).sign({ workspaceId, messageId, address: 'logged-0@example.org' });
     for (const method of ['GET', 'POST']) {
@@ -117,7 +117,7 @@ describe('request and error logs carry no secrets', () => {
   });
 
   it('creating a webhook and rotating its secret log neither secret', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     // A public address written as such: the URL check needs no resolver.
     const created = await fetch(`${api.url}/api/v1/webhooks`, {
       method: 'POST',

@@ -4,7 +4,7 @@ import { loadConfig } from '../../core/config';
 import { ACCEPT_LOOKUP_SQL } from '../../db/repositories/message-acceptance';
 import { createSequelize } from '../../db/sequelize';
 import { createIsolatedDatabase } from '../helpers/isolated-database';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /**
  * The send path's lookup must probe keys and addresses one by one, also for a workspace the planner's
@@ -49,10 +49,10 @@ const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatM
 describe('the acceptance lookup', () => {
   it('probes message_keys and the suppression address index, never reading the workspace whole', async () => {
     // An established sender the statistics know, then a new one that sends (or imports) at once.
-    const established = await createWorkspace(db);
+    const established = await createTestWorkspace(db);
     await seed(established.workspaceId, 20_000);
     await db.query('ANALYZE message_keys; ANALYZE suppressions');
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     await seed(workspaceId, 5_000);
     const keys = Array.from({ length: 100 }, () => `missing-${randomUUID()}`).concat(`${workspaceId}-7`);
     const addresses = Array.from({ length: 100 }, (_, i) => `someone${i}@example.org`).concat(`p7@${workspaceId}.example.org`);

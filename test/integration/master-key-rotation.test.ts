@@ -12,7 +12,8 @@ import { rotateWebhookSecret } from '../../db/repositories/webhooks';
 import { createSequelize } from '../../db/sequelize';
 import { resealSecrets } from '../../services/secret-reseal';
 import { startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace, queueMessages } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { twilioSignature } from '../helpers/twilio-stand-in';
 import { createWebhookRow } from '../helpers/webhook-receiver';
 
@@ -53,9 +54,9 @@ interface Tenant {
 
 /** A workspace with a value in every sealed column, all sealed under key A, and an unsubscribe link signed with A. */
 async function tenantUnderKeyA(options: { legacyTwilio?: boolean } = {}): Promise<Tenant> {
-  const { workspaceId } = await createWorkspace(db);
+  const { workspaceId } = await createTestWorkspace(db);
   const seal = (column: SealedColumn, plaintext: string, row: string | null = null) => sealSecret(ringA, sealContextOf(workspaceId, column, row), plaintext);
-  const domain = await createVerifiedDomain(db, workspaceId, keyA);
+  const domain = (await addTestDomain(db, workspaceId, { masterKey: keyA })).domain;
   const webhook = await createWebhookRow(db, workspaceId, keyA, { url: 'https://hooks.example.com/in', events: ['*'] });
   const nextWebhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   await rotateWebhookSecret(db, workspaceId, webhook.id, seal('webhooks.secret', nextWebhookSecret, webhook.id), new Date(Date.now() + 86_400_000));

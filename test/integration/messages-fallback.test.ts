@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
+import { customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -25,11 +25,8 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
   const key = () => `key-${randomUUID()}`;
 
   async function workspace() {
-    const created = await createWorkspace(stack.api.db, { plan: 'pro' });
-    const domain = await stack.verifiedDomain(created.workspaceId);
-    const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
-    await connectTelegram(stack.api, telegram, created.apiKey);
-    return { ...created, ...twilioAccount, call: stack.api.as(created.apiKey), domain };
+    const created = await createTestWorkspace(stack, { plan: 'pro', domain: true, whatsapp: twilio, telegram });
+    return { ...created, ...created.twilio };
   }
 
   async function shown(call: ReturnType<EmailStack['api']['as']>, id: string, want: string[]): Promise<Body> {
@@ -101,10 +98,7 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
       .toMatchObject({ status: 422, body: { error: { fieldErrors: { fallbackChain: [expect.stringMatching(/No address/)] } } } });
   });
   it('the quota spent when the fallback is due → no next message; the failed one\'s fallback event says quota_exceeded', async () => {
-    const created = await createWorkspace(stack.api.db, { plan: 'free' });
-    const call = stack.api.as(created.apiKey);
-    const domain = await stack.verifiedDomain(created.workspaceId);
-    await connectTwilio(stack.api, twilio, created.apiKey);
+    const { call, domain, workspaceId } = await createTestWorkspace(stack, { plan: 'free', domain: true, whatsapp: twilio });
     const customer = newCustomerNumber();
     twilio.refuse(`whatsapp:${customer}`, 'invalid-number');
     await stack.stopDispatcher();
@@ -117,7 +111,7 @@ describe('fallbackChain: a send that fails for good moves to the next channel', 
       expect(accepted.status).toBe(202);
       id = (accepted.body as { id: string }).id;
       // One over the limit: the failure gives its unit back, and the fallback still finds none.
-      await stack.api.db.query('UPDATE usage_counters SET used = 3001 WHERE workspace_id = $1', { bind: [created.workspaceId] });
+      await stack.api.db.query('UPDATE usage_counters SET used = 3001 WHERE workspace_id = $1', { bind: [workspaceId] });
     } finally {
       stack.startDispatcher();
     }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { periodKey, usagePeriodAt } from '../../core/plans';
-import { connectTelegram, connectTwilio, customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
+import { customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
 import type { TwilioStandIn } from '../helpers/twilio-stand-in';
 
@@ -30,14 +30,10 @@ describe('POST /messages and GET /messages/:id across channels', () => {
 
   /** A workspace with a verified domain, a Twilio account, a bot, and a customer who wrote within 24 hours. */
   async function workspace(plan: 'free' | 'pro' = 'pro') {
-    const created = await createWorkspace(stack.api.db, { plan });
-    const call = stack.api.as(created.apiKey);
-    const domain = await stack.verifiedDomain(created.workspaceId);
-    const twilioAccount = await connectTwilio(stack.api, twilio, created.apiKey);
-    const bot = await connectTelegram(stack.api, telegram, created.apiKey);
+    const created = await createTestWorkspace(stack, { plan, domain: true, whatsapp: twilio, telegram });
     const customer = newCustomerNumber();
-    await customerWrites(stack.api, twilio, created.workspaceId, twilioAccount.authToken, customer);
-    return { ...created, call, domain, bot, customer };
+    await customerWrites(stack.api, twilio, created.workspaceId, created.twilio.authToken, customer);
+    return { ...created, customer };
   }
 
   async function statusOf(call: (method: string, path: string) => Promise<{ status: number; body: unknown }>, id: string, want: string[]) {
@@ -95,7 +91,7 @@ describe('POST /messages and GET /messages/:id across channels', () => {
   });
 
   it('a channel without its integration → 422 on channel, nothing stored', async () => {
-    const { apiKey } = await createWorkspace(stack.api.db);
+    const { apiKey } = await createTestWorkspace(stack.api);
     const response = await stack.api.as(apiKey)('POST', '/messages', { channel: 'telegram', to: chatId(), text: 'x', idempotencyKey: key() });
     expect(response).toMatchObject({ status: 422, body: { error: { fieldErrors: { channel: [expect.stringMatching(/integrations\/telegram/)] } } } });
   });
@@ -161,10 +157,10 @@ describe('POST /messages and GET /messages/:id across channels', () => {
     const { workspaceId, customer, call } = await workspace();
     const sent = await call('POST', '/messages', { channel: 'whatsapp', to: customer, text: 'x', idempotencyKey: key() });
     const { id } = sent.body as { id: string };
-    const emailOnly = stack.api.as((await createKey(stack.api.db, workspaceId, ['email:send'])).apiKey);
+    const emailOnly = stack.api.as((await createTestKey(stack.api, workspaceId, ['email:send'])).apiKey);
     expect(await emailOnly('POST', '/messages', { channel: 'whatsapp', to: customer, text: 'x', idempotencyKey: key() })).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'messages:send' } });
     expect((await emailOnly('GET', `/messages/${id}`)).status).toBe(403);
-    const messagesOnly = stack.api.as((await createKey(stack.api.db, workspaceId, ['messages:send'])).apiKey);
+    const messagesOnly = stack.api.as((await createTestKey(stack.api, workspaceId, ['messages:send'])).apiKey);
     expect((await messagesOnly('GET', `/messages/${id}`)).status).toBe(200);
     expect((await messagesOnly('POST', '/messages', { channel: 'whatsapp', to: customer, text: 'y', idempotencyKey: key() })).status).toBe(202);
   });

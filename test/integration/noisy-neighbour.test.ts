@@ -1,7 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { type Answer, createFlooder, flood, type Flooder, seedContacts, timedCaller } from '../helpers/noisy-neighbour';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -15,9 +15,9 @@ describe('noisy neighbours: one workspace floods previews and estimates', () => 
     // The defaults, as a deployment has them (the test run lifts the workspace budget for other files).
     api = await startApi({ RATE_LIMIT_PER_SECOND: '10', WORKSPACE_RATE_LIMIT_PER_SECOND: '100', RATE_COST_HEAVY: '20', WORKSPACE_HEAVY_CONCURRENCY: '2' });
     flooder = await createFlooder(api.db, api.config.MASTER_KEY, api.as, { contacts: 20_000, keys: 8, conditions: 40 });
-    const workspace = await createWorkspace(api.db, { plan: 'pro', name: 'Victim' });
+    const workspace = await createTestWorkspace(api, { plan: 'pro', name: 'Victim' });
     await seedContacts(api.db, workspace.workspaceId, 200);
-    victim = { ...workspace, domain: await createVerifiedDomain(api.db, workspace.workspaceId, api.config.MASTER_KEY) };
+    victim = { ...workspace, domain: (await addTestDomain(api, workspace.workspaceId)).domain };
   });
   afterAll(() => api.close());
 
@@ -82,14 +82,14 @@ describe('audience queries run on their own pool', () => {
   }
 
   it('previews stuck in the database hold at most AUDIENCE_POOL_SIZE connections, are cancelled at the audience timeout, and reads keep answering', async () => {
-    const workspaces = await Promise.all([1, 2, 3].map(() => createWorkspace(api.db)));
+    const workspaces = await Promise.all([1, 2, 3].map(() => createTestWorkspace(api)));
     const tagged = await Promise.all(
       workspaces.map(async (workspace) => {
         const tag = await api.as(workspace.apiKey)('POST', '/tags', { name: 'vip' });
         return { key: workspace.apiKey, tagId: (tag.body as { id: string }).id };
       }),
     );
-    const reader = await createWorkspace(api.db);
+    const reader = await createTestWorkspace(api);
     await seedContacts(api.db, reader.workspaceId, 20);
 
     let answers: Array<{ status: number }> = [];

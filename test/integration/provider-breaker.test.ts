@@ -3,7 +3,8 @@ import { claimFairly } from '../../db/repositories/dispatch-queue';
 import { DISPATCH_LEASE_MS } from '../../workers/dispatcher';
 import { type CountingSink, startCountingSink } from '../faults/counting-sink';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { until } from '../helpers/polling';
 
 /**
@@ -45,8 +46,7 @@ const eventsOf = (id: string) =>
 
 describe('a provider outage', () => {
   it('connection failures open the email route: its messages wait in the outbox with only probes going out, and the first probe after the relay is back closes it and sends each once', async () => {
-    const { workspaceId } = await createWorkspace(db());
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(stack, { domain: true });
     await relay.setMode('down');
     const ids = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 20, from: `a@${domain}`, toPrefix: 'outage' });
 
@@ -74,8 +74,7 @@ describe('a provider outage', () => {
   });
 
   it('a message still waiting past the retry deadline while its route is down ends failed, with its failed event', async () => {
-    const { workspaceId } = await createWorkspace(db());
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(stack, { domain: true });
     await relay.setMode('down');
     try {
       const [probe] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'probe' });
@@ -97,8 +96,7 @@ describe('a provider outage', () => {
 
 describe('a failure of one message', () => {
   it('a greylisted recipient is retried from the outbox after its backoff, holding no in-flight slot meanwhile, and does not open the route', async () => {
-    const { workspaceId } = await createWorkspace(db());
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(stack, { domain: true });
     relay.greylist('grey-0@example.org', 1);
     const [id] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'grey' });
 
@@ -115,8 +113,7 @@ describe('a failure of one message', () => {
   });
 
   it('a message that fails transiently past the retry deadline ends failed with its failed event', async () => {
-    const { workspaceId } = await createWorkspace(db());
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(stack, { domain: true });
     relay.greylist('late-0@example.org', 5);
     await stack.stopDispatcher();
     const [id] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'late' });
@@ -131,8 +128,7 @@ describe('a failure of one message', () => {
 
 describe('the dispatcher lease', () => {
   it('rows a dispatcher claimed before it died are dispatched by another within seconds', async () => {
-    const { workspaceId } = await createWorkspace(db());
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(stack, { domain: true });
     await stack.stopDispatcher();
     const [id] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'lease' });
     // A dispatcher claims the row and dies before starting its workflow.

@@ -8,7 +8,7 @@ import { recordSent } from '../../db/repositories/message-delivery';
 import { PARKED_EVENT_LIFETIME_MS, replayParkedEvents, type Suppress } from '../../db/repositories/provider-events';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type FakeSns, startFakeSns } from '../helpers/fake-sns';
 
 /**
@@ -40,8 +40,8 @@ const sweep = () =>
 
 /** A queued message of a fresh workspace, accepted by the API; nothing sends it. */
 async function acceptedMessage(recipients: { to: string | string[]; cc?: string[]; bcc?: string[] }) {
-  const workspace = await createWorkspace(api.db);
-  const domain = await createVerifiedDomain(api.db, workspace.workspaceId, api.config.MASTER_KEY);
+  const workspace = await createTestWorkspace(api, { domain: true });
+  const { domain } = workspace;
   const response = await api.call('POST', '/api/v1/emails', {
     key: workspace.apiKey,
     body: { from: `a@${domain}`, ...recipients, subject: 'S', text: 'T', idempotencyKey: `k-${randomUUID()}` },

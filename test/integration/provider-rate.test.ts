@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { KEEPS_UP } from '../helpers/send-windows';
 
 // The provider rate, as shipped: every send waits for its turn in the pacer shared through Redis
@@ -21,8 +22,8 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 async function sender() {
-  const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
-  return { ...workspace, from: `a@${await stack.verifiedDomain(workspace.workspaceId)}` };
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  return { ...workspace, from: `a@${workspace.domain}` };
 }
 
 describe('the provider rate', () => {

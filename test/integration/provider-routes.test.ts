@@ -1,7 +1,8 @@
 import { QueryTypes } from 'sequelize';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
-import { connectTelegram, queueChatMessage } from '../helpers/chat-workspaces';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { queueChatMessage } from '../helpers/chat-workspaces';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 /** One provider route down holds back only its own messages (docs/delivery.md "When a provider fails"). */
 let chat: ChatStack;
@@ -23,9 +24,7 @@ const setEmailRoute = (state: 'open' | 'closed') =>
 
 describe('one provider route down', () => {
   it('with the email route open, a Telegram message is sent while the email waits in the outbox undispatched; closed, the email goes', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(db());
-    await connectTelegram(chat.stack.api, chat.telegram, apiKey);
-    const domain = await chat.stack.verifiedDomain(workspaceId);
+    const { workspaceId, domain } = await createTestWorkspace(chat.stack, { domain: true, telegram: chat.telegram });
     await setEmailRoute('open');
     try {
       const [email] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'routes' });

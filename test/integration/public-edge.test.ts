@@ -8,7 +8,8 @@ import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { saveTelegramIntegration } from '../../db/repositories/telegram';
 import { saveTwilioIntegration } from '../../db/repositories/whatsapp';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { createTrackedMessage } from '../helpers/tracked-message';
 import { twilioSignature } from '../helpers/twilio-stand-in';
 
@@ -113,7 +114,7 @@ describe('the public edge', () => {
 
     it('a valid key the cache holds keeps working from an address that is flooding made-up keys', async () => {
       const address = randomAddress();
-      const { apiKey } = await createWorkspace(api.db);
+      const { apiKey } = await createTestWorkspace(api);
       expect((await usage(address, apiKey)).status).toBe(200);
       for (let i = 0; i < LIMIT + 5; i += 1) await usage(address, generateApiKey().key);
       expect((await usage(address, apiKey)).status).toBe(200);
@@ -131,7 +132,7 @@ describe('the public edge', () => {
     };
 
     it('a replayed pixel counts once; the same person opening again after the window counts again', async () => {
-      const { workspaceId } = await createWorkspace(api.db);
+      const { workspaceId } = await createTestWorkspace(api);
       const message = await createTrackedMessage(api.db, api.config, workspaceId, { sentAgoMs: 3_600_000 });
       const address = randomAddress();
       const replays = await Promise.all(Array.from({ length: 4 }, () => get(message.pixelPath, address)));
@@ -143,7 +144,7 @@ describe('the public edge', () => {
     });
 
     it('a client past its limit is still redirected, and its clicks are not stored; another address is', async () => {
-      const { workspaceId } = await createWorkspace(api.db);
+      const { workspaceId } = await createTestWorkspace(api);
       const message = await createTrackedMessage(api.db, api.config, workspaceId, { sentAgoMs: 3_600_000 });
       const address = randomAddress();
       // A different user agent each time, so none of these is a replay of another.
@@ -157,7 +158,7 @@ describe('the public edge', () => {
     });
 
     it('a forged click token is refused with no database read', async () => {
-      const { workspaceId } = await createWorkspace(api.db);
+      const { workspaceId } = await createTestWorkspace(api);
       const message = await createTrackedMessage(api.db, api.config, workspaceId, { sentAgoMs: 60_000 });
       const forged = message.clickPath('review-cta').replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'));
       const statements = await statementsDuring(async () => {
@@ -169,7 +170,7 @@ describe('the public edge', () => {
 
   describe('unsubscribe links', () => {
     it('a made-up, altered, foreign-key or version 1 link answers 404 with no database read; a genuine one reads', async () => {
-      const { workspaceId } = await createWorkspace(api.db);
+      const { workspaceId } = await createTestWorkspace(api);
       const toPrefix = `edge-${randomUUID().slice(0, 8)}`;
       const [messageId] = await queueMessages(api.db, workspaceId, { kind: 'campaign', count: 1, from: 'news@edge.example.test', toPrefix });
       const claims = { workspaceId, messageId, address: `${toPrefix}-0@example.org` };
@@ -203,7 +204,7 @@ describe('the public edge', () => {
   describe('Telegram updates', () => {
     /** A workspace whose bot was connected with `secret` as its webhook secret token. */
     async function telegramWorkspace(harness: ApiHarness, secret: (workspaceId: string) => string) {
-      const { workspaceId } = await createWorkspace(harness.db);
+      const { workspaceId } = await createTestWorkspace(harness);
       const keyring = configKeyring(harness.config);
       const token = secret(workspaceId);
       const botId = String(randomInt(1e9, 2e9));
@@ -256,7 +257,7 @@ describe('the public edge', () => {
 
   describe('Twilio statuses for unknown messages', () => {
     async function twilioWorkspace() {
-      const { workspaceId } = await createWorkspace(api.db);
+      const { workspaceId } = await createTestWorkspace(api);
       const authToken = randomBytes(16).toString('hex');
       await saveTwilioIntegration(api.db, workspaceId, {
         accountSid: `AC${randomBytes(16).toString('hex')}`,

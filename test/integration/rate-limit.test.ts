@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 describe('rate limit: 10 requests per second per key', () => {
   let api: ApiHarness;
@@ -9,7 +9,7 @@ describe('rate limit: 10 requests per second per key', () => {
   afterAll(() => api.close());
 
   it('every response carries RateLimit-Limit, -Remaining and -Reset', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const response = await api.call('GET', '/api/v1/usage', { key: apiKey });
     expect(response.status).toBe(200);
     expect(response.headers.get('ratelimit-limit')).toBe('10');
@@ -18,7 +18,7 @@ describe('rate limit: 10 requests per second per key', () => {
   });
 
   it('the eleventh request within a second answers 429 with Retry-After and the spec body', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const responses = await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses.filter((status) => status === 200)).toHaveLength(10);
@@ -29,14 +29,14 @@ describe('rate limit: 10 requests per second per key', () => {
   });
 
   it('the limit is per key: another key of the same workspace is not limited', async () => {
-    const first = await createWorkspace(api.db);
+    const first = await createTestWorkspace(api);
     await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: first.apiKey })));
-    const second = await createKey(api.db, first.workspaceId, ['keys:write']);
+    const second = await createTestKey(api, first.workspaceId, ['keys:write']);
     expect((await api.call('GET', '/api/v1/usage', { key: second.apiKey })).status).toBe(200);
   });
 
   it('the window resets: after a second the key may call again', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await api.call('GET', '/api/v1/usage', { key: apiKey })).status).toBe(200);
@@ -52,7 +52,7 @@ describe('rate limit while Redis is unreachable', () => {
   afterAll(() => api.close());
 
   it('requests are answered promptly and still limited per process', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const started = Date.now();
     const responses = await Promise.all(Array.from({ length: 11 }, () => api.call('GET', '/api/v1/usage', { key: apiKey })));
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -1,6 +1,6 @@
 import { grantsAny, SCOPES, type Scope } from '../../core/scopes';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 interface DocumentedRoute {
   method: string;
@@ -47,10 +47,10 @@ describe('every route is guarded', () => {
   });
 
   it('with a key lacking the scope every scoped route answers 403 with need', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
+    const { workspaceId } = await createTestWorkspace(api);
     for (const route of routes.filter((candidate) => candidate.scopes.length > 0)) {
       const unrelated = SCOPES.filter((scope) => !grantsAny([scope], route.scopes) && !route.scopes.includes(scope));
-      const { apiKey } = await createKey(api.db, workspaceId, unrelated);
+      const { apiKey } = await createTestKey(api, workspaceId, unrelated);
       const response = await api.call(route.method, route.path, { key: apiKey, body: route.method === 'GET' ? undefined : {} });
       expect({ route, status: response.status, body: response.body }).toEqual({
         route,
@@ -61,9 +61,9 @@ describe('every route is guarded', () => {
   });
 
   it('with the route\'s scope the request passes the scope check', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
+    const { workspaceId } = await createTestWorkspace(api);
     for (const route of routes.filter((candidate) => candidate.scopes.length > 0)) {
-      const { apiKey } = await createKey(api.db, workspaceId, [route.scopes[0]]);
+      const { apiKey } = await createTestKey(api, workspaceId, [route.scopes[0]]);
       const response = await api.call(route.method, route.path, { key: apiKey, body: route.method === 'GET' ? undefined : {} });
       expect({ route, status: response.status }).not.toEqual({ route, status: 401 });
       // A route may still refuse for its own reasons (a key cannot mint a broader key), but not for the scope.

@@ -2,7 +2,7 @@ import { QueryTypes } from 'sequelize';
 import type { Rule } from '../../core/audience-rules';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { evaluate, type ModelContact, type ModelField, seededRandom } from '../helpers/audience-model';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /**
  * Segment results for every operator, checked against a brute-force evaluation of the same rules: a few
@@ -61,7 +61,7 @@ describe('segment results match a brute-force evaluation', () => {
 
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '100000' });
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     key = workspace.apiKey;
     for (const [fieldKey, field] of Object.entries(FIELDS)) {
       await call('POST', '/custom-fields', { key: fieldKey, label: fieldKey, type: field.type, options: field.options });

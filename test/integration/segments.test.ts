@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 describe('segments', () => {
   let api: ApiHarness;
@@ -10,7 +11,7 @@ describe('segments', () => {
   afterAll(() => api.close());
 
   async function workspace() {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     return api.as(apiKey);
   }
 
@@ -77,8 +78,7 @@ describe('segments', () => {
   });
 
   it('engagement conditions count the human opens and clicks of the contact\'s messages, machine ones never', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { workspaceId, call } = await createTestWorkspace(api);
     const contact = async (address: string) =>
       ((await call('POST', '/contacts', { identities: [{ channel: 'email', address }] })).body as { id: string }).id;
     const [opener, twiceOpener, clicker, proxyOnly] = [await contact('o@example.com'), await contact('oo@example.com'), await contact('c@example.com'), await contact('p@example.com')];
@@ -134,8 +134,8 @@ describe('segments', () => {
   });
 
   it('a preview needs only contacts:read; creating a segment needs contacts:write', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
-    const { apiKey } = await createKey(api.db, workspaceId, ['contacts:read']);
+    const { workspaceId } = await createTestWorkspace(api);
+    const { apiKey } = await createTestKey(api, workspaceId, ['contacts:read']);
     const call = api.as(apiKey);
     expect((await call('POST', '/segments/preview', { definition: planIsPro })).status).toBe(200);
     expect(await call('POST', '/segments', { name: 'x', definition: planIsPro })).toMatchObject({ status: 403, body: { need: 'contacts:write' } });

@@ -7,7 +7,7 @@ import { createSendObserver } from '../../activities/send-observer';
 import { sendWorkflowId } from '../../core/ids';
 import { addSuppression } from '../../db/repositories/suppressions';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { temporalPorts } from '../../temporal/activity-ports';
 
 // Every accepted message ends in a known state. The stack's database is this file's own: the reconciler
@@ -26,9 +26,9 @@ afterAll(async () => {
 jest.setTimeout(60_000);
 
 async function sender() {
-  const workspace = await createWorkspace(stack.api.db);
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
-  return { ...workspace, domain, call: stack.api.as(workspace.apiKey) };
+  const workspace = await createTestWorkspace(stack.api, { domain: true });
+  const { domain } = workspace;
+  return { ...workspace, domain };
 }
 
 async function used(call: ReturnType<typeof stack.api.as>): Promise<number> {

@@ -7,7 +7,7 @@ import { createActivities } from '../../activities';
 import { sendWorkflowId } from '../../core/ids';
 import { claimFairly, markDispatched } from '../../db/repositories/dispatch-queue';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { temporalPorts } from '../../temporal/activity-ports';
 import { lazyTemporalClient } from '../../temporal/connection';
 
@@ -47,8 +47,8 @@ afterAll(() => stack.close());
 jest.setTimeout(120_000);
 
 async function sender() {
-  const workspace = await createWorkspace(stack.api.db);
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
+  const workspace = await createTestWorkspace(stack.api, { domain: true });
+  const { domain } = workspace;
   const send = async (to: string) => {
     const response = await stack.api.as(workspace.apiKey)('POST', '/emails', { from: `a@${domain}`, to, subject: 'Once', text: 'T', idempotencyKey: `once-${to}` });
     expect(response.status).toBe(202);

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 let stack: EmailStack;
 beforeAll(async () => {
@@ -53,8 +54,7 @@ jest.setTimeout(180_000);
 
 describe('a worker killed in the middle of a send', () => {
   it('the message still ends sent, delivered once, by the next worker', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const held = stack.sink.holdNext();
     const first = startWorkerProcess();
 
@@ -85,8 +85,8 @@ describe('a worker killed in the middle of a send', () => {
 
 describe('a worker killed in the middle of a batch', () => {
   it('the next worker finishes the batch, and no message reaches the provider twice', async () => {
-    const { workspaceId } = await createWorkspace(stack.api.db, { plan: 'pro' });
-    const from = `a@${await stack.verifiedDomain(workspaceId)}`;
+    const { workspaceId } = await createTestWorkspace(stack.api, { plan: 'pro' });
+    const from = `a@${(await addTestDomain(stack, workspaceId)).domain}`;
     const ids = await queueMessages(stack.api.db, workspaceId, { kind: 'campaign', count: 40, from, toPrefix: 'killed-batch' });
     const ours = () => stack.sink.received.filter((mail) => mail.recipients[0]?.startsWith('killed-batch-'));
     const first = startWorkerProcess();

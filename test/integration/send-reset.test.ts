@@ -4,7 +4,7 @@ import { connectTemporal } from '../../temporal/connection';
 import { QueryTypes } from 'sequelize';
 import { sendWorkflowId } from '../../core/ids';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 let stack: EmailStack;
 let client: Client;
@@ -19,8 +19,7 @@ afterAll(async () => {
 
 describe('a send workflow reset after it sent (as from the Temporal UI)', () => {
   it('runs again from its first workflow task without sending a second copy', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     const accepted = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `a@${domain}`, to: 'reset@example.org', subject: 'Once', text: 'T', idempotencyKey: `reset-${randomUUID()}` },

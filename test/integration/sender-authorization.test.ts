@@ -3,7 +3,8 @@ import { QueryTypes } from 'sequelize';
 import { saveDomainCheck } from '../../db/repositories/domains';
 import { createList, sendNow } from '../helpers/campaigns';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { expectStatus, until } from '../helpers/polling';
 
 // Sender authorization (issue 29): no workspace sends as a domain it has not verified, on any path. The API
@@ -27,9 +28,7 @@ async function answer(response: Promise<{ status: number; body: unknown }>): Pro
 
 /** A workspace with a verified domain (no default sender unless asked) and an email template. */
 async function workspace(options: { defaultSender?: boolean } = {}) {
-  const { workspaceId, apiKey } = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspaceId);
-  const call = stack.api.as(apiKey);
+  const { workspaceId, domain, call } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
   const [listed] = (await expectStatus(call('GET', '/domains'), 200)).domains as Array<{ id: string }>;
   if (options.defaultSender) await expectStatus(call('PATCH', `/domains/${listed.id}`, { defaultFromAddress: `hello@${domain}` }), 200);
   const template = (await expectStatus(call('POST', '/templates', { name: `t-${randomUUID()}`, format: 'html', subject: 'Hi', body: '<p>Hi</p>' }), 201)).id as string;

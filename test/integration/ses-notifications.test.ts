@@ -1,6 +1,6 @@
 import { CreateEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { type FakeSns, startFakeSns } from '../helpers/fake-sns';
 
 let stack: EmailStack;
@@ -18,8 +18,7 @@ const notify = (body: string) => fetch(`${stack.api.url}/callbacks/ses`, { metho
 
 describe('SES over SNS', () => {
   it('a hard bounce marks the message bounced and suppresses the address: the next send to it answers 409', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     // The stand-in refuses senders SES does not know; in production verify registers the domain.
     await new SESv2Client({}).send(new CreateEmailIdentityCommand({ EmailIdentity: domain }));
     const send = () =>
@@ -51,8 +50,7 @@ describe('SES over SNS', () => {
   });
 
   it('delivery and complaint move the status; a soft bounce is recorded without suppressing', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: true });
     await new SESv2Client({}).send(new CreateEmailIdentityCommand({ EmailIdentity: domain }));
     const accepted = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,

@@ -9,7 +9,7 @@ import { configKeyring } from '../../core/config';
 import { sealSecret } from '../../core/secrets';
 import { insertDomain } from '../../db/repositories/domains';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** What moto stored: every raw message SES v2 accepted, in any region. */
 async function motoRawMessageIds(): Promise<string[]> {
@@ -26,12 +26,11 @@ describe('SES clients per region', () => {
   afterAll(() => stack?.close());
 
   it('a domain in eu-west-1 sends through the eu-west-1 client: moto knows its identity only there, and accepts the mail', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(stack.api.db);
-    const domain = await stack.verifiedDomain(workspaceId, { region: 'eu-west-1' });
+    const { apiKey, workspaceId, domain } = await createTestWorkspace(stack.api, { domain: { region: 'eu-west-1' } });
     // moto keeps SES state per region: a send through the us-east-1 client (AWS_REGION) would be MessageRejected.
     await new SESv2Client({ region: 'eu-west-1' }).send(new CreateEmailIdentityCommand({ EmailIdentity: domain }));
     // Another workspace's pending claim of the same name, in another region, is not the sender's domain.
-    const other = await createWorkspace(stack.api.db);
+    const other = await createTestWorkspace(stack.api);
     const key = await generateDkimKeyPair();
     await insertDomain(stack.api.db, other.workspaceId, {
       name: domain,

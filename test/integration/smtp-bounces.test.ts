@@ -13,7 +13,7 @@ import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbox-listener';
 import { expectStatus, until } from '../helpers/polling';
 import { openSmtpSession } from '../helpers/smtp-session';
@@ -72,8 +72,8 @@ const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures',
  * checked), with a webhook for bounces and complaints.
  */
 async function bouncingWorkspace() {
-  const workspace = await createWorkspace(stack.api.db, { plan: 'pro' });
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
+  const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+  const { domain } = workspace;
   await stack.api.db.query(
     `UPDATE domains SET record_checks = record_checks || '[{"record":"return_path_mx","status":"verified"},{"record":"return_path_spf","status":"verified"}]'::jsonb
      WHERE workspace_id = $1 AND name = $2`,

@@ -3,7 +3,7 @@ import { createWebhookActivities } from '../../activities/webhooks';
 import { configKeyring } from '../../core/config';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { guardSockets, type SocketGuard, standInResolver } from '../helpers/ssrf-stand-in';
 
 /**
@@ -55,10 +55,10 @@ describe('every fetch site refuses internal addresses', () => {
 
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' }, { attachmentFetch: { resolveHost }, webhookFetch: { resolveHost }, analyticsFetch: { resolveHost } });
-    const workspace = await createWorkspace(api.db, { plan: 'pro' });
+    const workspace = await createTestWorkspace(api, { plan: 'pro' });
     workspaceId = workspace.workspaceId;
     call = api.as(workspace.apiKey);
-    from = `news@${await createVerifiedDomain(api.db, workspaceId, api.config.MASTER_KEY)}`;
+    from = `news@${(await addTestDomain(api, workspaceId)).domain}`;
     listId = ((await call('POST', '/lists', { name: 'ssrf' })).body as { id: string }).id;
     draftId = ((await call('POST', '/campaigns', { name: 'ssrf', fromAddress: from, listId, subject: 'S', text: 'T' })).body as { id: string }).id;
     webhookId = ((await call('POST', '/webhooks', { url: 'https://hooks.example.com/in', events: ['domain.verified'] })).body as { webhook: { id: string } }).webhook.id;
@@ -130,7 +130,7 @@ describe('every fetch site refuses internal addresses', () => {
 
   describe('a webhook delivery attempt checks the address again (the name was public when saved)', () => {
     it.each(TARGETS)('$label ($address): the attempt fails without connecting, and the log says why without the address', async ({ address }) => {
-      const { workspaceId: owner, apiKey } = await createWorkspace(api.db);
+      const { workspaceId: owner, apiKey } = await createTestWorkspace(api);
       const own = api.as(apiKey);
       const created = (await own('POST', '/webhooks', { url: 'https://hooks.example.com/in', events: ['domain.verified'] })).body as { webhook: { id: string } };
       await insertPlatformEvent(api.db, owner, { type: 'domain.verified', data: { id: 'd1' } });

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 /** With DB_STATEMENT_TIMEOUT_MS small, a statement that runs past it is cancelled and the request answers 503. */
 describe('statement timeout of the API', () => {
@@ -32,7 +32,7 @@ describe('statement timeout of the API', () => {
   });
 
   it('a statement that runs past the timeout answers 503 service_unavailable, without the SQL', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const started = Date.now();
     const response = await api.as(apiKey)('GET', '/test/slow-report');
     expect(response).toEqual(expect.objectContaining({ status: 503, body: { error: 'service_unavailable', message: expect.any(String) } }));
@@ -42,7 +42,7 @@ describe('statement timeout of the API', () => {
   });
 
   it('a list that waits past the timeout (its table locked by another session) answers 503, and the pool keeps serving', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const list = () => api.as(apiKey)('GET', '/tags');
     expect((await list()).status).toBe(200);
     await other.transaction(async (transaction) => {

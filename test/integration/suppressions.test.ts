@@ -1,6 +1,6 @@
 import { findSuppressed, suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 
 describe('suppressions', () => {
   let api: ApiHarness;
@@ -10,8 +10,8 @@ describe('suppressions', () => {
   afterAll(() => api.close());
 
   async function workspace() {
-    const created = await createWorkspace(api.db);
-    const call = api.as(created.apiKey);
+    const created = await createTestWorkspace(api);
+    const { call } = created;
     return { ...created, call };
   }
 
@@ -53,7 +53,7 @@ describe('suppressions', () => {
 
   it('GET needs contacts:read, POST and DELETE need contacts:write', async () => {
     const { workspaceId } = await workspace();
-    const { apiKey } = await createKey(api.db, workspaceId, ['contacts:read']);
+    const { apiKey } = await createTestKey(api, workspaceId, ['contacts:read']);
     const call = api.as(apiKey);
     expect((await call('GET', '/suppressions')).status).toBe(200);
     expect(await call('POST', '/suppressions', { address: 'a@example.com' })).toMatchObject({ status: 403, body: { need: 'contacts:write' } });

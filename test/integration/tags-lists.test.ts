@@ -1,5 +1,5 @@
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 describe('tags and lists', () => {
   let api: ApiHarness;
@@ -9,8 +9,7 @@ describe('tags and lists', () => {
   afterAll(() => api.close());
 
   async function workspaceWithContacts(count: number) {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     const ids: string[] = [];
     for (let index = 0; index < count; index += 1) {
       ids.push(((await call('POST', '/contacts', { identities: [{ channel: 'email', address: `c${index}@example.com` }] })).body as { id: string }).id);

@@ -3,7 +3,7 @@ import { configKeyring } from '../../core/config';
 import { openSecret } from '../../core/secrets';
 import { findTelegramChat } from '../../db/repositories/telegram';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { type StandInBot, startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
 
 const PUBLIC_BASE_URL = 'https://messaging.example';
@@ -26,8 +26,8 @@ describe('the Telegram integration', () => {
   });
 
   async function workspace() {
-    const created = await createWorkspace(api.db);
-    return { ...created, call: api.as(created.apiKey) };
+    const created = await createTestWorkspace(api);
+    return created;
   }
 
   async function connected(): Promise<{ workspaceId: string; bot: StandInBot; call: ReturnType<ApiHarness['as']> }> {
@@ -106,7 +106,7 @@ describe('the Telegram integration', () => {
   it('an unreachable Bot API answers 503 without echoing the token, and nothing is stored', async () => {
     const down = await startApi({ RATE_LIMIT_PER_SECOND: '1000', PUBLIC_BASE_URL, TELEGRAM_API_URL: 'http://127.0.0.1:1/' });
     try {
-      const { workspaceId, apiKey } = await createWorkspace(down.db);
+      const { workspaceId, apiKey } = await createTestWorkspace(down);
       const bot = telegram.addBot();
       const response = await down.as(apiKey)('PUT', '/integrations/telegram', { botToken: bot.token });
       expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable', message: 'The Telegram Bot API could not be reached; try again later' } });
@@ -143,8 +143,8 @@ describe('the Telegram integration', () => {
   });
 
   it('a key without integrations:write answers 403 on every Telegram integration route', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
-    const { apiKey } = await createKey(api.db, workspaceId, ['messages:send', 'webhooks:write', 'contacts:write']);
+    const { workspaceId } = await createTestWorkspace(api);
+    const { apiKey } = await createTestKey(api, workspaceId, ['messages:send', 'webhooks:write', 'contacts:write']);
     const call = api.as(apiKey);
     for (const [method, body] of [['PUT', { botToken: telegram.addBot().token }], ['GET', undefined], ['DELETE', undefined]] as const) {
       expect(await call(method, '/integrations/telegram', body)).toMatchObject({ status: 403, body: { error: 'forbidden', need: 'integrations:write' } });
@@ -161,7 +161,7 @@ describe('the Telegram integration', () => {
     }
     const missing = await fetch(`${api.url}/callbacks/telegram/${workspaceId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(update) });
     expect(missing.status).toBe(403);
-    for (const path of ['/callbacks/telegram/not-a-uuid', `/callbacks/telegram/${(await createWorkspace(api.db)).workspaceId}`]) {
+    for (const path of ['/callbacks/telegram/not-a-uuid', `/callbacks/telegram/${(await createTestWorkspace(api)).workspaceId}`]) {
       const response = await fetch(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': bot.webhook!.secretToken! }, body: '{}' });
       expect({ path, status: response.status }).toEqual({ path, status: 403 });
     }

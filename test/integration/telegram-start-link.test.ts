@@ -1,7 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { connectTelegram } from '../helpers/chat-workspaces';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startTelegramStandIn, type TelegramStandIn } from '../helpers/telegram-stand-in';
 
 const PUBLIC_BASE_URL = 'https://messaging.example.com';
@@ -32,9 +31,7 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   }
 
   it('the contact\'s link, opened and started in Telegram → a verified, opted-in, primary Telegram identity; /messages then picks Telegram', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
-    const bot = await connectTelegram(api, telegram, apiKey);
+    const { workspaceId, call, bot } = await createTestWorkspace(api, { telegram });
     const contactId = ((await call('POST', '/contacts', { attributes: { name: 'Ann' }, identities: [{ channel: 'email', address: `ann-${chatId()}@example.org` }] })).body as { id: string }).id;
     const link = await call('POST', `/contacts/${contactId}/telegram-link`);
     expect(link).toMatchObject({ status: 200, body: { url: expect.stringMatching(new RegExp(`^https://t\\.me/${bot.username}\\?start=[A-Za-z0-9_-]{50}$`)), botUsername: bot.username } });
@@ -46,10 +43,9 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   });
 
   it('a token of another workspace, an altered one, or one from a group links nothing', async () => {
-    const owner = await createWorkspace(api.db);
-    const other = await createWorkspace(api.db);
-    const ownBot = await connectTelegram(api, telegram, owner.apiKey);
-    const otherBot = await connectTelegram(api, telegram, other.apiKey);
+    const owner = await createTestWorkspace(api, { telegram });
+    const { bot: otherBot } = await createTestWorkspace(api, { telegram });
+    const ownBot = owner.bot;
     const contactId = ((await api.as(owner.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `b-${chatId()}@example.org` }] })).body as { id: string }).id;
     const { token } = (await api.as(owner.apiKey)('POST', `/contacts/${contactId}/telegram-link`)).body as { token: string };
     const altered = `${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`;
@@ -60,17 +56,15 @@ describe('Telegram /start <token>: the contact link and inbound messages', () =>
   });
 
   it('another workspace\'s contact → 404; a workspace without a bot → 409', async () => {
-    const owner = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
     const contactId = ((await api.as(owner.apiKey)('POST', '/contacts', { identities: [{ channel: 'email', address: `c-${chatId()}@example.org` }] })).body as { id: string }).id;
     expect((await api.as(owner.apiKey)('POST', `/contacts/${contactId}/telegram-link`)).status).toBe(409);
-    const intruder = await createWorkspace(api.db);
-    await connectTelegram(api, telegram, intruder.apiKey);
+    const intruder = await createTestWorkspace(api, { telegram });
     expect((await api.as(intruder.apiKey)('POST', `/contacts/${contactId}/telegram-link`)).status).toBe(404);
   });
 
   it('a customer\'s message → a message.received platform event with the chat and text; an edit adds none', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
-    const bot = await connectTelegram(api, telegram, apiKey);
+    const { workspaceId, bot } = await createTestWorkspace(api, { telegram });
     const chat = chatId();
     expect(await telegram.deliverUpdate(bot, update(chat, 'Where is my order?'), { apiUrl: api.url })).toBe(200);
     const edited = { update_id: 1, edited_message: update(chat, 'Where is my order??').message };

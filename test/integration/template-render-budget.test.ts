@@ -4,7 +4,7 @@ import { trackingKey } from '../../core/tracking/tokens';
 import { findMessage } from '../../db/repositories/messages';
 import { createTemplateRenderer, type TemplateRenderer } from '../../infra/template-renderer';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createVerifiedDomain, createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 const BUDGET_MS = 300;
 const tracking = { baseUrl: 'https://track.example', key: trackingKey(Buffer.alloc(32, 1)) };
@@ -39,7 +39,7 @@ describe('the render budget of a template', () => {
 
   beforeAll(async () => {
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TEMPLATE_RENDER_TIMEOUT_MS: String(BUDGET_MS) });
-    workspace = await createWorkspace(api.db);
+    workspace = await createTestWorkspace(api);
     normalId = await createTemplate({ name: 'Normal', subject: 'Hi {{ name }}', body: '<p>Hello {{ name }}</p>' });
     // The render threads start with the first render; a process that has rendered once has them.
     expect((await preview(normalId, { name: 'warm' })).status).toBe(200);
@@ -87,7 +87,7 @@ describe('the render budget of a template', () => {
     afterAll(() => templates.close());
 
     async function acceptedWith(templateId: string, variables: Record<string, unknown> = {}) {
-      const domain = await createVerifiedDomain(api.db, workspace.workspaceId, api.config.MASTER_KEY);
+      const domain = (await addTestDomain(api, workspace.workspaceId)).domain;
       const start = performance.now();
       const accepted = await api.call('POST', '/api/v1/emails', {
         key: workspace.apiKey,

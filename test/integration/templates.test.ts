@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { findTemplateByIdOrName, findTemplateVersion } from '../../db/repositories/templates';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 
 interface TemplateBody {
   id: string;
@@ -31,7 +31,7 @@ describe('templates over HTTP', () => {
   }
 
   it('creating returns the template with derived variables and primary channel; GET and the list show it', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, {
       name: 'Welcome',
       channels: ['whatsapp', 'email'],
@@ -60,13 +60,13 @@ describe('templates over HTTP', () => {
   });
 
   it('defaults: an html template for email', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Plain', body: '<p>Hi</p>' });
     expect(created).toMatchObject({ channel: 'email', channels: ['email'], format: 'html', subject: null, channelText: null, variables: [] });
   });
 
   it('a blocks body may be sent as the array itself and comes back as JSON text', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const blocks = [{ type: 'heading', text: 'Hi {{ name }}' }, { type: 'button', label: 'Go', url: 'https://example.com' }];
     const created = await createTemplate(workspace, { name: 'Blocks', format: 'blocks', body: blocks });
     expect(JSON.parse(created.body)).toEqual(blocks);
@@ -74,16 +74,16 @@ describe('templates over HTTP', () => {
   });
 
   it('names are unique in a workspace whatever their case, and free in another workspace', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     await createTemplate(workspace, { name: 'Receipt', body: 'x', format: 'text' });
     const again = await api.call('POST', '/api/v1/templates', { key: workspace.apiKey, body: { name: 'RECEIPT', body: 'y', format: 'text' } });
     expect(again).toMatchObject({ status: 409, body: { error: 'conflict' } });
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     await createTemplate(other, { name: 'receipt', body: 'z', format: 'text' });
   });
 
   it('a name shaped like a uuid is refused: a send could not tell it from an id', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const response = await api.call('POST', '/api/v1/templates', {
       key: workspace.apiKey,
       body: { name: '0b4e7a52-5f3c-4d2b-9a51-3f0e2c1d7a66', body: 'x' },
@@ -93,7 +93,7 @@ describe('templates over HTTP', () => {
   });
 
   it('a Liquid syntax error answers 422 template_invalid pointing at the line, and nothing is saved', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const response = await api.call('POST', '/api/v1/templates', {
       key: workspace.apiKey,
       body: { name: 'Broken', body: '<p>Hello</p>\n<p>{{ name </p>' },
@@ -106,7 +106,7 @@ describe('templates over HTTP', () => {
   });
 
   it('PATCH changes only the fields given and keeps every version', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Order', subject: 'Order {{ id }}', body: '<p>{{ id }}</p>' });
     const renamed = await api.call('PATCH', `/api/v1/templates/${created.id}`, { key: workspace.apiKey, body: { name: 'Order shipped' } });
     expect(renamed.body).toMatchObject({ name: 'Order shipped', subject: 'Order {{ id }}', body: '<p>{{ id }}</p>' });
@@ -138,7 +138,7 @@ describe('templates over HTTP', () => {
   });
 
   it('concurrent PATCHes of different fields both land, with versions numbered without gaps', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Race', subject: 'A', body: '<p>A</p>' });
     await Promise.all([
       api.call('PATCH', `/api/v1/templates/${created.id}`, { key: workspace.apiKey, body: { subject: 'B' } }),
@@ -156,7 +156,7 @@ describe('templates over HTTP', () => {
   });
 
   it('PATCH is checked like a create: a rename onto another template\'s name is 409, a stray chat text 422', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     await createTemplate(workspace, { name: 'First', body: 'x', format: 'text' });
     const second = await createTemplate(workspace, { name: 'Second', body: 'y', format: 'text' });
     const clash = await api.call('PATCH', `/api/v1/templates/${second.id}`, { key: workspace.apiKey, body: { name: 'first' } });
@@ -166,7 +166,7 @@ describe('templates over HTTP', () => {
   });
 
   it('DELETE removes the template from reads and frees its name; its versions stay for messages', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Old', body: '<p>old</p>' });
     const version = await findTemplateByIdOrName(api.db, workspace.workspaceId, created.id);
     expect(await api.call('DELETE', `/api/v1/templates/${created.id}`, { key: workspace.apiKey })).toMatchObject({
@@ -180,7 +180,7 @@ describe('templates over HTTP', () => {
   });
 
   it('render previews subject, HTML, text and chat texts with the given variables', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, {
       name: 'Preview',
       channels: ['email', 'whatsapp'],
@@ -205,20 +205,20 @@ describe('templates over HTTP', () => {
   });
 
   it('a send may name a template by id or by name in any case', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Password Reset', body: '<p>reset</p>' });
     expect((await findTemplateByIdOrName(api.db, workspace.workspaceId, created.id))?.id).toBe(created.id);
     expect((await findTemplateByIdOrName(api.db, workspace.workspaceId, 'password reset'))?.id).toBe(created.id);
     expect(await findTemplateByIdOrName(api.db, workspace.workspaceId, 'Unknown')).toBeNull();
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     expect(await findTemplateByIdOrName(api.db, other.workspaceId, created.id)).toBeNull();
     expect(await findTemplateByIdOrName(api.db, other.workspaceId, 'Password Reset')).toBeNull();
   });
 
   it('another workspace\'s template answers 404 on every route', async () => {
-    const owner = await createWorkspace(api.db);
+    const owner = await createTestWorkspace(api);
     const created = await createTemplate(owner, { name: 'Mine', body: '<p>x</p>' });
-    const stranger = await createWorkspace(api.db);
+    const stranger = await createTestWorkspace(api);
     for (const [method, path, body] of [
       ['GET', `/api/v1/templates/${created.id}`, undefined],
       ['PATCH', `/api/v1/templates/${created.id}`, { name: 'Theirs' }],
@@ -231,9 +231,9 @@ describe('templates over HTTP', () => {
   });
 
   it('templates:read may list, read and preview but not write', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const created = await createTemplate(workspace, { name: 'Scoped', body: '<p>x</p>' });
-    const { apiKey } = await createKey(api.db, workspace.workspaceId, ['templates:read']);
+    const { apiKey } = await createTestKey(api, workspace.workspaceId, ['templates:read']);
     expect((await api.call('GET', `/api/v1/templates/${created.id}`, { key: apiKey })).status).toBe(200);
     expect((await api.call('POST', `/api/v1/templates/${created.id}/render`, { key: apiKey, body: {} })).status).toBe(200);
     expect(await api.call('POST', '/api/v1/templates', { key: apiKey, body: { name: 'No', body: 'x' } })).toMatchObject({
@@ -243,7 +243,7 @@ describe('templates over HTTP', () => {
   });
 
   it('the list is newest first and pages with limit and offset', async () => {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     for (const name of ['one', 'two', 'three']) await createTemplate(workspace, { name, body: 'x', format: 'text' });
     const page = await api.call('GET', '/api/v1/templates?limit=2&offset=1', { key: workspace.apiKey });
     expect((page.body as { templates: Array<{ name: string }> }).templates.map((template) => template.name)).toEqual(['two', 'one']);

@@ -12,7 +12,7 @@ import { trackingKey } from '../../core/tracking/tokens';
 import { findTrackedMessage } from '../../db/repositories/message-links';
 import { recordTrackingEvents, type TrackingEvent } from '../../db/repositories/tracking-events';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { createTrackedMessage, type TrackedMessage } from '../helpers/tracked-message';
 
 const logger = pino({ level: 'silent' });
@@ -25,7 +25,7 @@ describe('the tracking hit buffer', () => {
 
   beforeAll(async () => {
     api = await startApi();
-    workspace = await createWorkspace(api.db);
+    workspace = await createTestWorkspace(api);
   });
   beforeEach(async () => {
     message = await createTrackedMessage(api.db, api.config, workspace.workspaceId, { sentAgoMs: 3_600_000 });

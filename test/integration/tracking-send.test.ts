@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { HIT_FIXTURES } from '../helpers/tracking-fixtures';
 
 let stack: EmailStack;
@@ -30,8 +30,8 @@ async function sendAndReceive(workspace: TestWorkspace & { domain: string }, ext
 describe('tracking on the send path', () => {
   let workspace: TestWorkspace & { domain: string };
   beforeAll(async () => {
-    const created = await createWorkspace(stack.api.db);
-    workspace = { ...created, domain: await stack.verifiedDomain(created.workspaceId) };
+    const created = await createTestWorkspace(stack.api);
+    workspace = { ...created, domain: (await addTestDomain(stack, created.workspaceId)).domain };
   });
 
   it('the delivered HTML carries the pixel and redirects; opening and clicking them over HTTP shows in GET /emails/:id', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace, type TestWorkspace } from '../helpers/factories';
+import { createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { createTrackedMessage, type TrackedMessage } from '../helpers/tracked-message';
 import { HIT_FIXTURES, type HitFixture, offsetsOf } from '../helpers/tracking-fixtures';
 
@@ -18,7 +18,7 @@ describe('open and click tracking over HTTP', () => {
   beforeAll(async () => {
     // Fixtures carry the client's address in X-Forwarded-For, as a load balancer in front would.
     api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TRUST_PROXY: 'loopback', PUBLIC_BASE_URL: 'https://t.acme.test' });
-    workspace = await createWorkspace(api.db);
+    workspace = await createTestWorkspace(api);
   });
 
   afterAll(async () => {
@@ -191,7 +191,7 @@ describe('open and click tracking over HTTP', () => {
   });
 
   it('per-link statistics count human clicks by canonical link and report machine clicks beside them', async () => {
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     const ask = api.as(other.apiKey);
     const first = await createTrackedMessage(api.db, api.config, other.workspaceId, { sentAgoMs: 3_600_000 });
     const second = await createTrackedMessage(api.db, api.config, other.workspaceId, { sentAgoMs: 3_600_000 });

@@ -8,7 +8,8 @@ import { findMessage } from '../../db/repositories/messages';
 import { listPlatformEvents } from '../../db/repositories/platform-events';
 import { insideServiceWindow } from '../../db/repositories/whatsapp';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { startTwilioStandIn, type TwilioStandIn } from '../helpers/twilio-stand-in';
 
 /** Twilio signs the public URL it was given; the API sits behind it on a local port. */
@@ -32,7 +33,7 @@ describe('Twilio integration and callbacks', () => {
 
   /** A workspace whose Twilio account the stand-in knows, saved through the API. */
   async function configured() {
-    const workspace = await createWorkspace(api.db);
+    const workspace = await createTestWorkspace(api);
     const credentials = { accountSid: accountSid(), authToken: randomBytes(16).toString('hex'), whatsappFrom: SENDER };
     twilio.addAccount(credentials.accountSid, credentials.authToken);
     const saved = await api.as(workspace.apiKey)('PUT', '/integrations/twilio', credentials);
@@ -80,10 +81,9 @@ describe('Twilio integration and callbacks', () => {
   });
 
   it('credentials Twilio refuses → 422 naming authToken, nothing saved', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { call } = await createTestWorkspace(api);
     const sid = accountSid();
     twilio.addAccount(sid, 'the-right-token');
-    const call = api.as(apiKey);
     const refused = await call('PUT', '/integrations/twilio', { accountSid: sid, authToken: 'a-wrong-token', whatsappFrom: SENDER });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ error: { formErrors: [], fieldErrors: { authToken: [expect.stringContaining('401')] } } });
@@ -91,7 +91,7 @@ describe('Twilio integration and callbacks', () => {
   });
 
   it('a sender that is not a valid E.164 number → 422 naming whatsappFrom, Twilio not asked', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const sid = accountSid();
     twilio.addAccount(sid, 'token');
     for (const whatsappFrom of ['4155552671', '+1415555', '+99912345678', 'whatsapp:+14155552671']) {
@@ -103,8 +103,8 @@ describe('Twilio integration and callbacks', () => {
   });
 
   it('a key without integrations:write → 403 on save, read and delete', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
-    const { apiKey } = await createKey(api.db, workspaceId, ['messages:send', 'webhooks:write']);
+    const { workspaceId } = await createTestWorkspace(api);
+    const { apiKey } = await createTestKey(api, workspaceId, ['messages:send', 'webhooks:write']);
     for (const method of ['PUT', 'GET', 'DELETE']) {
       const response = await api.as(apiKey)(method, '/integrations/twilio', method === 'PUT' ? { accountSid: accountSid(), authToken: 't', whatsappFrom: SENDER } : undefined);
       expect({ method, status: response.status, body: response.body }).toEqual({ method, status: 403, body: { error: 'forbidden', need: 'integrations:write' } });

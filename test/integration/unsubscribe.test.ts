@@ -5,7 +5,8 @@ import { dkimRecordName, dkimValue } from '../../core/dns-records';
 import { unsubscribeTokens } from '../../core/unsubscribe-token';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 
 // One-click unsubscribe (RFC 8058) through the whole send path: the headers a campaign message leaves
 // with, then the public endpoint called as a mailbox provider or a person would, with a plain HTTP client.
@@ -30,8 +31,8 @@ interface MessageBody {
 
 /** A workspace with a verified domain whose DKIM key is published, as a receiving server would look it up. */
 async function sender() {
-  const workspace = await createWorkspace(stack.api.db);
-  const domain = await stack.verifiedDomain(workspace.workspaceId);
+  const workspace = await createTestWorkspace(stack.api, { domain: true });
+  const { domain } = workspace;
   const [key] = await stack.api.db.query<{ dkim_selector: string; dkim_public_key: string }>(
     'SELECT dkim_selector, dkim_public_key FROM domains WHERE workspace_id = $1 AND name = $2',
     { bind: [workspace.workspaceId, domain], type: QueryTypes.SELECT },

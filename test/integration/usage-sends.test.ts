@@ -3,10 +3,9 @@ import { QueryTypes } from 'sequelize';
 import { PLANS, periodKey, usagePeriodAt } from '../../core/plans';
 import { reserveQuota } from '../../db/repositories/usage';
 import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
-import { connectTelegram } from '../helpers/chat-workspaces';
 import { type ChatStack, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { receiveMail } from '../helpers/inbox-mail';
 
 type Body = Record<string, unknown>;
@@ -37,10 +36,8 @@ describe('usage against the sends made', () => {
 
   /** A free workspace that can send on every route: a verified domain, a bot, an inbox, a list of `contacts` contacts. */
   async function sender(contacts = 1) {
-    const created = await createWorkspace(stack.api.db, { plan: 'free' });
-    const call = stack.api.as(created.apiKey);
-    const domain = await stack.verifiedDomain(created.workspaceId);
-    await connectTelegram(stack.api, chat.telegram, created.apiKey);
+    const created = await createTestWorkspace(stack, { plan: 'free', domain: true, telegram: chat.telegram });
+    const { call, domain } = created;
     const inbox = ((await call('POST', '/inboxes', { domain, localPart: 'support', displayName: 'Support' })).body as { inbox: { id: string; address: string } }).inbox;
     const listId = await createList(call);
     await seedContacts(stack.api.db, created.workspaceId, { count: contacts, prefix: `usage-${created.workspaceId.slice(0, 8)}`, listId });

@@ -2,7 +2,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { PLANS, periodKey, usagePeriodAt } from '../../core/plans';
 import { closeUsagePeriod, releaseQuota, reserveQuota } from '../../db/repositories/usage';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 
 const email = { channel: 'email', kind: 'transactional' } as const;
 
@@ -24,7 +24,7 @@ describe('usage and the quota ledger', () => {
   afterAll(() => api.close());
 
   it('GET /usage answers the plan and the current month for any valid key', async () => {
-    const { apiKey, workspaceId } = await createWorkspace(api.db, { plan: 'starter', scopes: ['utm:read'] });
+    const { apiKey, workspaceId } = await createTestWorkspace(api, { plan: 'starter', scopes: ['utm:read'] });
     const period = usagePeriodAt(new Date());
     await reserveQuota(api.db, workspaceId, PLANS.starter, period, 120, email);
     const response = await api.call('GET', '/api/v1/usage', { key: apiKey });
@@ -48,7 +48,7 @@ describe('usage and the quota ledger', () => {
   });
 
   it('concurrent reservations never pass the plan: 100 racing reservations of 50 on 3,000 let exactly 60 through, and the days count only those', async () => {
-    const { workspaceId } = await createWorkspace(api.db, { plan: 'free' });
+    const { workspaceId } = await createTestWorkspace(api, { plan: 'free' });
     const period = usagePeriodAt(new Date());
     const results = await Promise.all(
       Array.from({ length: 100 }, () => reserveQuota(api.db, workspaceId, PLANS.free, period, 50, email)),
@@ -59,21 +59,21 @@ describe('usage and the quota ledger', () => {
   });
 
   it('a released reservation can be reserved again; pro goes past its limit as overage', async () => {
-    const free = await createWorkspace(api.db, { plan: 'free' });
+    const free = await createTestWorkspace(api, { plan: 'free' });
     const period = usagePeriodAt(new Date());
     expect(await reserveQuota(api.db, free.workspaceId, PLANS.free, period, 3_000, email)).toBe(3_000);
     expect(await reserveQuota(api.db, free.workspaceId, PLANS.free, period, 1, email)).toBeNull();
     await releaseQuota(api.db, free.workspaceId, periodKey(period), 10, email);
     expect(await reserveQuota(api.db, free.workspaceId, PLANS.free, period, 10, email)).toBe(3_000);
 
-    const pro = await createWorkspace(api.db, { plan: 'pro' });
+    const pro = await createTestWorkspace(api, { plan: 'pro' });
     expect(await reserveQuota(api.db, pro.workspaceId, PLANS.pro, period, 500_010, email)).toBe(500_010);
     const response = await api.call('GET', '/api/v1/usage', { key: pro.apiKey });
     expect(response.body).toMatchObject({ messages: { remaining: 0, overage: 10, overageBilling: true } });
   });
 
   it('reservations and releases of every channel and kind, on several days → the days add up to used, and GET /usage splits them by channel, kind and day', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
+    const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
     const now = new Date();
     const period = usagePeriodAt(now);
     const first = period.start;
@@ -110,7 +110,7 @@ describe('usage and the quota ledger', () => {
   });
 
   it('GET /usage?period= a closed month → the statement\'s plan and figures and every day of that month; a month not begun, or not a month → 422', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db, { plan: 'pro' });
+    const { workspaceId, apiKey } = await createTestWorkspace(api, { plan: 'pro' });
     const period = usagePeriodAt(new Date('2021-02-10T00:00:00Z'));
     await reserveQuota(api.db, workspaceId, PLANS.pro, period, 500_004, { channel: 'email', kind: 'campaign', at: new Date('2021-02-10T12:00:00Z') });
     await reserveQuota(api.db, workspaceId, PLANS.pro, period, 6, { channel: 'telegram', kind: 'transactional', at: new Date('2021-02-28T23:00:00Z') });
@@ -148,8 +148,8 @@ describe('usage and the quota ledger', () => {
 
   it('closing a month writes each workspace\'s statement once, with overage only where it is billed', async () => {
     const period = usagePeriodAt(new Date('2020-03-15T00:00:00Z'));
-    const pro = await createWorkspace(api.db, { plan: 'pro' });
-    const free = await createWorkspace(api.db, { plan: 'free' });
+    const pro = await createTestWorkspace(api, { plan: 'pro' });
+    const free = await createTestWorkspace(api, { plan: 'free' });
     await reserveQuota(api.db, pro.workspaceId, PLANS.pro, period, 500_007, email);
     await reserveQuota(api.db, free.workspaceId, PLANS.free, period, 2_000, email);
 

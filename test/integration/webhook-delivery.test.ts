@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { domainVerificationWorkflowId, webhookDeliveryWorkflowId } from '../../core/ids';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
-import { createWorkspace } from '../helpers/factories';
+import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { until } from '../helpers/polling';
 import { type Answer, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 import { connectTemporal } from '../../temporal/connection';
@@ -57,8 +57,8 @@ describe('webhook delivery', () => {
 
   /** A workspace with a webhook at a path of its own; answers its key, the webhook id and secret, and the path. */
   async function subscriber(events: string[]) {
-    const workspace = await createWorkspace(stack.api.db);
-    const call = stack.api.as(workspace.apiKey);
+    const workspace = await createTestWorkspace(stack.api);
+    const { call } = workspace;
     const path = `/${randomUUID()}`;
     const created = await call('POST', '/webhooks', { url: `${receiver.url}${path}`, events });
     expect(created.status).toBe(201);
@@ -88,7 +88,7 @@ describe('webhook delivery', () => {
 
   it('a sent email reaches the receiver as a signed email.sent that the official library verifies, logged as one successful attempt', async () => {
     const { apiKey, workspaceId, call, path, webhookId, secret } = await subscriber(['email.sent']);
-    const domain = await stack.verifiedDomain(workspaceId);
+    const domain = (await addTestDomain(stack, workspaceId)).domain;
     const sent = await stack.api.call('POST', '/api/v1/emails', {
       key: apiKey,
       body: { from: `Acme <hello@${domain}>`, to: 'ann@example.org', subject: 'Hi', html: '<p>Hi</p>', idempotencyKey: `wh-${randomUUID()}` },

@@ -4,7 +4,8 @@ import { insertMessageEvent } from '../../db/repositories/message-events';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { updateWebhook } from '../../db/repositories/webhooks';
 import { createSequelize } from '../../db/sequelize';
-import { createWorkspace, queueMessages } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
+import { queueMessages } from '../helpers/factories';
 import { queueChatMessage } from '../helpers/chat-workspaces';
 import { createWebhookRow } from '../helpers/webhook-receiver';
 
@@ -28,7 +29,7 @@ describe('fan-out of stored events to webhook deliveries', () => {
     );
 
   async function setUp(events: string[]) {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const [messageId] = await queueMessages(db, workspaceId, { kind: 'transactional', count: 1, from: 'hi@acme.test' });
     const webhook = await createWebhookRow(db, workspaceId, config.MASTER_KEY, { url: 'https://hooks.example.com/in', events });
     return { workspaceId, messageId, webhook };
@@ -90,7 +91,7 @@ describe('fan-out of stored events to webhook deliveries', () => {
     expect(after[0].status).toBe('failed');
   });
   it('a WhatsApp or Telegram message\'s sent, delivered and failed become message.*; its other events and email names become none; message.received fans out', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const webhook = await createWebhookRow(db, workspaceId, config.MASTER_KEY, { url: 'https://hooks.example.com/chat', events: ['*'] });
     const whatsapp = await queueChatMessage(db, workspaceId, { channel: 'whatsapp', to: '+14155550100', content: { text: 'x' } });
     const telegram = await queueChatMessage(db, workspaceId, { channel: 'telegram', to: '12345', content: { text: 'x' } });

@@ -4,7 +4,7 @@ import { configKeyring } from '../../core/config';
 import { openSecret } from '../../core/secrets';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { guardSockets, standInResolver } from '../helpers/ssrf-stand-in';
 
 interface WebhookBody {
@@ -33,8 +33,8 @@ describe('webhooks API', () => {
   afterAll(() => api.close());
 
   async function workspace() {
-    const created = await createWorkspace(api.db);
-    return { ...created, call: api.as(created.apiKey) };
+    const created = await createTestWorkspace(api);
+    return created;
   }
 
   const valid = { url: 'https://hooks.example.com/in', events: ['email.sent', 'email.delivered'], description: 'CRM sync' };
@@ -162,7 +162,7 @@ describe('webhooks API', () => {
   it('GET needs webhooks:read; POST, PATCH, DELETE, rotation and retries need webhooks:write', async () => {
     const { workspaceId, call } = await workspace();
     const { webhook } = (await call('POST', '/webhooks', valid)).body as { webhook: WebhookBody };
-    const reader = api.as((await createKey(api.db, workspaceId, ['webhooks:read'])).apiKey);
+    const reader = api.as((await createTestKey(api, workspaceId, ['webhooks:read'])).apiKey);
     expect((await reader('GET', '/webhooks')).status).toBe(200);
     expect((await reader('GET', `/webhooks/${webhook.id}`)).status).toBe(200);
     expect((await reader('GET', `/webhooks/${webhook.id}/deliveries`)).status).toBe(200);
@@ -171,7 +171,7 @@ describe('webhooks API', () => {
     expect(await reader('PATCH', `/webhooks/${webhook.id}`, { enabled: false })).toMatchObject(forbidden);
     expect(await reader('DELETE', `/webhooks/${webhook.id}`)).toMatchObject(forbidden);
     expect(await reader('POST', `/webhooks/${webhook.id}/rotate-secret`)).toMatchObject(forbidden);
-    const other = api.as((await createKey(api.db, workspaceId, ['email:send'])).apiKey);
+    const other = api.as((await createTestKey(api, workspaceId, ['email:send'])).apiKey);
     expect(await other('GET', '/webhooks')).toMatchObject({ status: 403, body: { need: 'webhooks:read' } });
   });
 

@@ -4,7 +4,7 @@ import { createWhatsAppChannel, type OutboundWhatsApp, type WhatsAppChannel } fr
 import { PermanentSendError, ProviderUnavailableError } from '../../core/delivery';
 import { configKeyring } from '../../core/config';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startTwilioStandIn, type TwilioStandIn } from '../helpers/twilio-stand-in';
 
 const PUBLIC_BASE_URL = 'https://messaging.example.com';
@@ -33,7 +33,7 @@ describe('the WhatsApp channel through the twilio client', () => {
 
   /** A workspace with its Twilio account saved through the API, and a customer number of its own. */
   async function configured() {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     const accountSid = `AC${randomBytes(16).toString('hex')}`;
     const authToken = randomBytes(16).toString('hex');
     twilio.addAccount(accountSid, authToken);
@@ -132,7 +132,7 @@ describe('the WhatsApp channel through the twilio client', () => {
   });
 
   it('a workspace without Twilio, or a recipient that is not E.164 → a permanent error before any request', async () => {
-    const { workspaceId } = await createWorkspace(api.db);
+    const { workspaceId } = await createTestWorkspace(api);
     const before = twilio.requests.length;
     await expect(channel.send({ workspaceId, messageId: randomUUID(), to: SENDER, content: { kind: 'text', body: 'x' }, mediaUrls: [] })).rejects.toThrow(/no Twilio integration/);
     const { message } = await configured();

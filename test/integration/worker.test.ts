@@ -11,7 +11,7 @@ import { createSequelize } from '../../db/sequelize';
 import { usageRollupWorkflow } from '../../workflows';
 import { createDefaultWorker } from '../../workers/create-worker';
 import { taskQueueName } from '../../core/task-queues';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { temporalPorts } from '../../temporal/activity-ports';
 
 describe('the worker on a real Temporal server', () => {
@@ -32,7 +32,7 @@ describe('the worker on a real Temporal server', () => {
 
   it('the usage rollup closes last month into statements, then waits for the current one', async () => {
     const lastMonth = usagePeriodAt(new Date(usagePeriodAt(new Date()).start.getTime() - 1));
-    const { workspaceId } = await createWorkspace(db, { plan: 'pro' });
+    const { workspaceId } = await createTestWorkspace(db, { plan: 'pro' });
     await reserveQuota(db, workspaceId, PLANS.pro, lastMonth, 500_003, { channel: 'email', kind: 'transactional' });
 
     const worker = await createDefaultWorker({

@@ -1,6 +1,6 @@
 import { Semaphore } from 'redis-semaphore';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
-import { createKey, createWorkspace } from '../helpers/factories';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { containsRules } from '../helpers/noisy-neighbour';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,8 +14,8 @@ describe('the workspace rate limit, by route cost', () => {
   afterAll(() => api.close());
 
   it('three previews from three keys in one second: two answer, the third 429 with Retry-After and limit 2', async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
-    const keys = [apiKey, (await createKey(api.db, workspaceId, ['contacts:read'])).apiKey, (await createKey(api.db, workspaceId, ['contacts:read'])).apiKey];
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
+    const keys = [apiKey, (await createTestKey(api, workspaceId, ['contacts:read'])).apiKey, (await createTestKey(api, workspaceId, ['contacts:read'])).apiKey];
     const answers = await Promise.all(keys.map((key) => api.as(key)('POST', '/segments/preview', preview)));
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 429]);
     const refused = answers.find((answer) => answer.status === 429);
@@ -24,7 +24,7 @@ describe('the workspace rate limit, by route cost', () => {
   });
 
   it("a preview's headers tell the workspace's budget in previews, when it is closer to refusing than the key's", async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const answer = await api.as(apiKey)('POST', '/segments/preview', preview);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('ratelimit-limit')).toBe('2');
@@ -32,16 +32,16 @@ describe('the workspace rate limit, by route cost', () => {
   });
 
   it("a read costs one point: the key's limit is what its headers tell", async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const answer = await api.as(apiKey)('GET', '/tags');
     expect(answer.headers.get('ratelimit-limit')).toBe('10');
     expect(answer.headers.get('ratelimit-remaining')).toBe('9');
   });
 
   it('the budget is per workspace: another workspace previews while the first is refused', async () => {
-    const first = await createWorkspace(api.db);
-    const second = await createWorkspace(api.db);
-    const keys = [first.apiKey, (await createKey(api.db, first.workspaceId, ['contacts:read'])).apiKey, (await createKey(api.db, first.workspaceId, ['contacts:read'])).apiKey];
+    const first = await createTestWorkspace(api);
+    const second = await createTestWorkspace(api);
+    const keys = [first.apiKey, (await createTestKey(api, first.workspaceId, ['contacts:read'])).apiKey, (await createTestKey(api, first.workspaceId, ['contacts:read'])).apiKey];
     await Promise.all(keys.map((key) => api.as(key)('POST', '/segments/preview', preview)));
     expect((await api.as(second.apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
   });
@@ -55,12 +55,12 @@ describe('slots of heavy work per workspace', () => {
   afterAll(() => api.close());
 
   it('a slot is given back when its request finishes: previews one after another all answer', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     for (let i = 0; i < 3; i += 1) expect((await api.as(apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
   });
 
   it("a slot left by a crashed process refuses with 429 and Retry-After until its lease ends, then frees itself", async () => {
-    const { workspaceId, apiKey } = await createWorkspace(api.db);
+    const { workspaceId, apiKey } = await createTestWorkspace(api);
     // What a process that died mid-request leaves in Redis: a lease nobody renews or releases.
     const crashed = new Semaphore(api.redis, `heavy:${workspaceId}`, 1, { lockTimeout: 1_000, refreshInterval: 0 });
     await crashed.acquire();
@@ -69,7 +69,7 @@ describe('slots of heavy work per workspace', () => {
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body).toEqual({ error: 'rate_limit_exceeded', limit: 1, retryAfter: 1 });
     // Other workspaces' slots are their own.
-    const other = await createWorkspace(api.db);
+    const other = await createTestWorkspace(api);
     expect((await api.as(other.apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
     await sleep(1_100);
     expect((await api.as(apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
@@ -85,7 +85,7 @@ describe('slots of heavy work while Redis is unreachable', () => {
   afterAll(() => api.close());
 
   it('heavy requests are still answered promptly, their slots counted per process and given back', async () => {
-    const { apiKey } = await createWorkspace(api.db);
+    const { apiKey } = await createTestWorkspace(api);
     const started = Date.now();
     for (let i = 0; i < 3; i += 1) expect((await api.as(apiKey)('POST', '/segments/preview', preview)).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -100,8 +100,7 @@ describe('the cap on API keys per workspace', () => {
   afterAll(() => api.close());
 
   it('past the cap POST /api-keys answers 402 quota_exceeded for api_keys; a revoked key frees its place', async () => {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     const made = [await call('POST', '/api-keys', { name: 'two' }), await call('POST', '/api-keys', { name: 'three' })];
     expect(made.map((answer) => answer.status)).toEqual([201, 201]);
     const refused = await call('POST', '/api-keys', { name: 'four' });
@@ -115,8 +114,7 @@ describe('the cap on API keys per workspace', () => {
   });
 
   it('creates at once for the last place: exactly one is made', async () => {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     await call('POST', '/api-keys', { name: 'two' });
     const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => call('POST', '/api-keys', { name: `race-${i}` })));
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 402, 402, 402, 402]);
@@ -134,8 +132,7 @@ describe('imports running per workspace', () => {
 
   it('past WORKSPACE_RUNNING_IMPORTS a new import answers 429 with Retry-After; a canceled one frees its place, and other workspaces are not counted', async () => {
     const workspace = async () => {
-      const { apiKey } = await createWorkspace(api.db, { plan: 'pro' });
-      const call = api.as(apiKey);
+      const { call } = await createTestWorkspace(api, { plan: 'pro' });
       const upload = await call('POST', '/attachments', { filename: 'contacts.csv', content: Buffer.from('email\na@example.com\n').toString('base64') });
       expect(upload.status).toBe(201);
       const body = { provider: 'csv', attachmentId: (upload.body as { attachment: { id: string } }).attachment.id, mapping: { email: 'email' } };
@@ -169,8 +166,7 @@ describe('the template renderer queue is bounded', () => {
   afterAll(() => api.close());
 
   it('renders past the busy thread and its queue answer 429 with Retry-After at once, not after the others', async () => {
-    const { apiKey } = await createWorkspace(api.db);
-    const call = api.as(apiKey);
+    const { call } = await createTestWorkspace(api);
     // About 160 ms of loops a block: longer than the render budget in all, so each render holds the thread 1.5 s.
     const slowBlock = { type: 'heading', text: '{% for a in (1..600) %}{% for b in (1..600) %}{% endfor %}{% endfor %}Slow' };
     const slow = await call('POST', '/templates', { name: 'Slow', format: 'blocks', subject: 'Slow', body: Array.from({ length: 100 }, () => slowBlock) });

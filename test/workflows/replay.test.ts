@@ -4,7 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { SCENARIOS } from './histories/scenarios';
 
-const DIR = resolve(__dirname, '../fixtures/histories');
+const DIR = resolve(__dirname, 'histories');
 const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
 
 jest.setTimeout(120_000);

@@ -7,7 +7,7 @@ import { configKeyring, loadConfig } from '../../core/config';
 import { insertPlatformEvent } from '../../db/repositories/platform-events';
 import { createSequelize } from '../../db/sequelize';
 import { webhookDeliveryWorkflow } from '../../workflows';
-import { createWorkspace } from '../helpers/factories';
+import { createTestWorkspace } from '../helpers/workspaces';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { createWebhookRow, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -67,7 +67,7 @@ describe('webhook delivery workflow', () => {
     });
 
   it('a receiver down for six hours gets every event once after it recovers, each attempt on schedule, each verifiable', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const webhook = await createWebhookRow(db, workspaceId, config.MASTER_KEY, { url: `${receiver.url}/down`, events: ['domain.verified'] });
     await (await worker()).runUntil(async () => {
       const t0 = (await env.now()).getTime();
@@ -116,7 +116,7 @@ describe('webhook delivery workflow', () => {
   });
 
   it('a 410 answer disables the endpoint at once: no retry, its waiting deliveries end, and new events make none', async () => {
-    const { workspaceId } = await createWorkspace(db);
+    const { workspaceId } = await createTestWorkspace(db);
     const webhook = await createWebhookRow(db, workspaceId, config.MASTER_KEY, { url: `${receiver.url}/gone`, events: ['domain.verified'] });
     await (await worker()).runUntil(async () => {
       const first = await event(workspaceId, webhook.id, 'a.example.com');

@@ -1,13 +1,13 @@
 /**
  * `npm run histories:capture`: runs every scenario of scenarios.ts on a time-skipping test server with
- * its scripted activities and writes each history to test/fixtures/histories/<name>.json, which
+ * its scripted activities and writes each history to test/workflows/histories/<name>.json, which
  * test/workflows/replay.test.ts replays against the workflow code as it is now.
  *
  * Capture again only to add a scenario, or after a change that is deliberately incompatible AND safe
  * (no run of the old shape can still be open anywhere); otherwise guard the change with `patched()` and
  * keep the old history, which is the point of the test.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
@@ -16,7 +16,8 @@ import { startTimeSkipping } from '../../helpers/time-skipping';
 import { type HistoryScenario, SCENARIOS } from './scenarios';
 import type { TimeSkippingEnv } from '../../helpers/time-skipping';
 
-const OUT = resolve(__dirname, '../../fixtures/histories');
+/** The histories live beside the scenarios that record them: one folder, read by the replay test. */
+const OUT = __dirname;
 
 /**
  * protobufjs's own JSON form (enum names, 64-bit numbers as strings), which `History.fromObject` reads
@@ -58,7 +59,6 @@ async function capture(env: TimeSkippingEnv, scenario: HistoryScenario): Promise
 }
 
 async function main(): Promise<void> {
-  mkdirSync(OUT, { recursive: true });
   const only = process.argv.slice(2);
   const env = await startTimeSkipping();
   try {

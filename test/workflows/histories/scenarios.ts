@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import type { EnrollPageResult } from '../../../activities/automation-enroll';
+import type { BounceMailOutcome } from '../../../activities/bounce-mail';
 import type { FeedResult, SnapshotResult } from '../../../activities/campaigns';
 import type { JourneyMessageOutcome } from '../../../services/acceptance/journey-message';
 import type { BatchDelivery } from '../../../activities/delivery';
 import type { CheckDomainResult } from '../../../activities/domains';
+import type { ImportStep } from '../../../activities/imports';
 import type { ProcessOutcome } from '../../../activities/inbox-mail';
 import type { SweepReport } from '../../../activities/journey-sweeper';
 import type { ReconcileReport } from '../../../activities/reconciler';
 import type { WebhookAttemptOutcome } from '../../../activities/webhooks';
+import type { SyncWindowTimes } from '../../../core/analytics/sync';
 import type { JourneyGraph } from '../../../core/journeys/graph';
 import type * as workflows from '../../../workflows';
 import type { TimeSkippingEnv } from '../../helpers/time-skipping';
@@ -72,6 +75,18 @@ const journeyGraph: JourneyGraph = {
     { id: 'bye', type: 'exit' },
   ],
 };
+
+/** Fails the calls numbered in `outages` (1-based) as an outage would, so the retry policy shows in the history. */
+function withOutages<T>(outages: number[], answer: () => Promise<T>): () => Promise<T> {
+  let calls = 0;
+  return async () => {
+    calls += 1;
+    if (outages.includes(calls)) throw new Error('connection refused');
+    return answer();
+  };
+}
+
+const syncWindow: SyncWindowTimes = { since: '2026-01-01T00:00:00.000Z', until: '2026-01-31T00:00:00.000Z' };
 
 const reconcileReport: ReconcileReport = { checked: 0, running: 0, failed: 0, redispatched: 0 };
 
@@ -252,5 +267,58 @@ export const SCENARIOS: HistoryScenario[] = [
     args: () => [{ periodStart: '2026-01-01' }],
     activities: { closeUsagePeriod: sequence({ statements: 2 }) },
     continuesForever: true,
+  },
+  // The API's transaction not yet committed at the first look (a timer, a second look), then three slices,
+  // one of them retried after an outage, and the URL's copy discarded.
+  {
+    name: 'import-late-job-then-slices',
+    workflow: 'importWorkflow',
+    args: () => [{ workspaceId, importId: randomUUID() }],
+    activities: {
+      prepareImport: sequence<ImportStep>({ state: 'missing' }, { state: 'importing' }),
+      importSlice: withOutages([2], sequence<ImportStep>({ state: 'importing' }, { state: 'importing' }, { state: 'completed' })),
+      discardImportFile: async () => undefined,
+    },
+  },
+  // A cancel noticed before the first slice: the job ends canceled and its file is discarded.
+  {
+    name: 'import-canceled-before-a-slice',
+    workflow: 'importWorkflow',
+    args: () => [{ workspaceId, importId: randomUUID() }],
+    activities: {
+      prepareImport: sequence<ImportStep>({ state: 'importing' }),
+      discardImportFile: async () => undefined,
+    },
+    signalsAtStart: ['cancel'],
+  },
+  // Two pages (the second after one failed attempt) and the end recorded on the connection.
+  {
+    name: 'analytics-sync-two-pages',
+    workflow: 'analyticsSyncWorkflow',
+    args: () => [{ workspaceId, source: { kind: 'matomo' } }],
+    activities: {
+      beginAnalyticsSync: sequence(syncWindow),
+      syncAnalyticsPage: withOutages([2], sequence<{ imported: number; nextCursor: string | null }>({ imported: 3, nextCursor: 'page-2' }, { imported: 1, nextCursor: null })),
+      finishAnalyticsSync: async () => undefined,
+    },
+  },
+  // The analytics product down for all three attempts: the sync ends failed, its reason on the connection.
+  {
+    name: 'analytics-sync-outage-ends-it',
+    workflow: 'analyticsSyncWorkflow',
+    args: () => [{ workspaceId, source: { kind: 'matomo' } }],
+    activities: {
+      beginAnalyticsSync: sequence(syncWindow),
+      syncAnalyticsPage: withOutages([1, 2, 3], async () => ({ imported: 0, nextCursor: null })),
+      finishAnalyticsSync: async () => undefined,
+    },
+  },
+  // A bounce report read after one failed attempt (the database down): a local activity, so the marker
+  // records the outcome.
+  {
+    name: 'bounce-mail-recorded-after-a-retry',
+    workflow: 'bounceMailWorkflow',
+    args: () => [{ blobKey: `inbound/${randomUUID()}.eml`, token: 'token', digest: randomUUID() }],
+    activities: { processBounceMail: withOutages([1], sequence<BounceMailOutcome>('recorded')) },
   },
 ];

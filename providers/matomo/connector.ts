@@ -16,7 +16,7 @@ export interface MatomoConnection {
 }
 
 /**
- * How a call reaches the workspace's Matomo: the caller's SSRF-safe exchange (services/public-fetch.ts,
+ * How a call reaches the workspace's Matomo: the caller's SSRF-safe exchange (infra/public-fetch.ts,
  * exchangePublic), within the limits given. It rejects before connecting when the URL itself is refused,
  * with an error whose `reason` says why (`invalid_url`, `not_https`, `blocked_address`, `unresolvable`).
  */

@@ -39,101 +39,107 @@ export interface SignedUpload {
   expiresIn: number;
 }
 
+/** Stores bytes already in hand; the object is written before the row, so a ready row always has its bytes. */
+export async function storeFile({ db, blobs }: AttachmentFilesDeps, workspaceId: string, file: NewFile): Promise<AttachmentRecord> {
+  const id = randomUUID();
+  const storageKey = attachmentStorageKey(workspaceId, id);
+  await blobs.put(storageKey, file.bytes, file.contentType);
+  return insertAttachment(db, workspaceId, {
+    id,
+    filename: file.filename,
+    contentType: file.contentType,
+    size: file.bytes.length,
+    status: 'ready',
+    origin: file.origin,
+    sourceUrl: file.sourceUrl ?? null,
+    storageKey,
+  });
+}
+
+/** A pending attachment and the URL its bytes go to, with the declared type and length pinned in the signature. */
+export async function startSignedUpload({ db, blobs }: AttachmentFilesDeps, workspaceId: string, file: { filename: string; contentType: string; size: number }): Promise<SignedUpload> {
+  const id = randomUUID();
+  const storageKey = attachmentStorageKey(workspaceId, id);
+  const uploadUrl = await blobs.presignPut(storageKey, { contentType: file.contentType, size: file.size }, UPLOAD_URL_SECONDS);
+  const attachment = await insertAttachment(db, workspaceId, { ...file, id, status: 'pending', origin: 'upload', sourceUrl: null, storageKey });
+  return { attachment, uploadUrl, expiresIn: UPLOAD_URL_SECONDS };
+}
+
+/**
+ * Makes a pending attachment ready with the size and type the store reports. The signature pins both
+ * on real S3, but not every S3-compatible store checks signatures, so they are compared here too; a
+ * mismatching file is removed (the upload URL may be used again while it is valid) and refused with
+ * 422 attachment_rejected. Returns the attachment as it now is (ready, or deleted meanwhile).
+ */
+export async function reconcileUpload({ db, blobs }: AttachmentFilesDeps, workspaceId: string, attachment: AttachmentRecord): Promise<AttachmentRecord> {
+  if (attachment.status !== 'pending') return attachment;
+  const stored = await blobs.head(attachment.storageKey);
+  if (!stored) {
+    throw new AppError('attachment_rejected', 'No file has been uploaded to the attachment\'s uploadUrl yet', {
+      id: attachment.id,
+      reason: 'not_uploaded',
+    });
+  }
+  const problems: string[] = [];
+  if (stored.size !== attachment.size) problems.push(`the file is ${stored.size} bytes but ${attachment.size} were declared`);
+  if (stored.size > ATTACHMENT_LIMITS.fileBytes) problems.push(`the file is larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`);
+  if (contentTypeEssence(stored.contentType ?? '') !== contentTypeEssence(attachment.contentType)) {
+    problems.push(`the file was uploaded as ${stored.contentType ?? 'no type'} but ${attachment.contentType} was declared`);
+  }
+  if (problems.length) {
+    await blobs.delete(attachment.storageKey);
+    throw new AppError('attachment_rejected', `The uploaded file was refused: ${problems.join('; ')}`, {
+      id: attachment.id,
+      reason: 'mismatch',
+    });
+  }
+  const ready = await markAttachmentReady(db, workspaceId, attachment.id, {
+    size: stored.size,
+    contentType: stored.contentType ?? attachment.contentType,
+  });
+  return ready ?? ((await findAttachment(db, workspaceId, attachment.id)) as AttachmentRecord);
+}
+
+/** A signed GET valid 15 minutes (the spec), offering the file under its own name. */
+export function downloadUrl({ blobs }: Pick<AttachmentFilesDeps, 'blobs'>, attachment: AttachmentRecord): Promise<string> {
+  return blobs.presignGet(
+    attachment.storageKey,
+    { contentType: attachment.contentType, disposition: downloadDisposition(attachment.filename) },
+    DOWNLOAD_URL_SECONDS,
+  );
+}
+
+/**
+ * Deletes the row and the object together: if the store refuses, the row stays live and the call can
+ * be repeated. False when there is no live attachment of that id.
+ */
+/**
+ * Deletes the file unless a live automation attaches it (every enrollment would send without it):
+ * 'in_use' names the first such automation.
+ */
+export async function removeFile({ db, blobs }: AttachmentFilesDeps, workspaceId: string, attachmentId: string): Promise<'deleted' | 'not_found' | { inUseBy: { id: string; name: string } }> {
+  const [automation] = await automationsUsing(db, workspaceId, { attachmentId });
+  if (automation) return { inUseBy: automation };
+  return db.transaction(async (transaction) => {
+    const storageKey = await markAttachmentDeleted(db, workspaceId, attachmentId, transaction);
+    if (!storageKey) return 'not_found';
+    await blobs.delete(storageKey);
+    return 'deleted';
+  });
+}
+
 /**
  * An attachment's row and its bytes kept in step: what POST /attachments and the send paths share.
  * The state table: created with content → ready; created with a size → pending until confirmed or first
  * used; deleted → sends that still name it go without it.
  */
-export function createAttachmentFiles({ db, blobs }: AttachmentFilesDeps) {
+export function createAttachmentFiles(deps: AttachmentFilesDeps) {
   return {
-    /** Stores bytes already in hand; the object is written before the row, so a ready row always has its bytes. */
-    async store(workspaceId: string, file: NewFile): Promise<AttachmentRecord> {
-      const id = randomUUID();
-      const storageKey = attachmentStorageKey(workspaceId, id);
-      await blobs.put(storageKey, file.bytes, file.contentType);
-      return insertAttachment(db, workspaceId, {
-        id,
-        filename: file.filename,
-        contentType: file.contentType,
-        size: file.bytes.length,
-        status: 'ready',
-        origin: file.origin,
-        sourceUrl: file.sourceUrl ?? null,
-        storageKey,
-      });
-    },
-
-    /** A pending attachment and the URL its bytes go to, with the declared type and length pinned in the signature. */
-    async startSignedUpload(workspaceId: string, file: { filename: string; contentType: string; size: number }): Promise<SignedUpload> {
-      const id = randomUUID();
-      const storageKey = attachmentStorageKey(workspaceId, id);
-      const uploadUrl = await blobs.presignPut(storageKey, { contentType: file.contentType, size: file.size }, UPLOAD_URL_SECONDS);
-      const attachment = await insertAttachment(db, workspaceId, { ...file, id, status: 'pending', origin: 'upload', sourceUrl: null, storageKey });
-      return { attachment, uploadUrl, expiresIn: UPLOAD_URL_SECONDS };
-    },
-
-    /**
-     * Makes a pending attachment ready with the size and type the store reports. The signature pins both
-     * on real S3, but not every S3-compatible store checks signatures, so they are compared here too; a
-     * mismatching file is removed (the upload URL may be used again while it is valid) and refused with
-     * 422 attachment_rejected. Returns the attachment as it now is (ready, or deleted meanwhile).
-     */
-    async reconcile(workspaceId: string, attachment: AttachmentRecord): Promise<AttachmentRecord> {
-      if (attachment.status !== 'pending') return attachment;
-      const stored = await blobs.head(attachment.storageKey);
-      if (!stored) {
-        throw new AppError('attachment_rejected', 'No file has been uploaded to the attachment\'s uploadUrl yet', {
-          id: attachment.id,
-          reason: 'not_uploaded',
-        });
-      }
-      const problems: string[] = [];
-      if (stored.size !== attachment.size) problems.push(`the file is ${stored.size} bytes but ${attachment.size} were declared`);
-      if (stored.size > ATTACHMENT_LIMITS.fileBytes) problems.push(`the file is larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`);
-      if (contentTypeEssence(stored.contentType ?? '') !== contentTypeEssence(attachment.contentType)) {
-        problems.push(`the file was uploaded as ${stored.contentType ?? 'no type'} but ${attachment.contentType} was declared`);
-      }
-      if (problems.length) {
-        await blobs.delete(attachment.storageKey);
-        throw new AppError('attachment_rejected', `The uploaded file was refused: ${problems.join('; ')}`, {
-          id: attachment.id,
-          reason: 'mismatch',
-        });
-      }
-      const ready = await markAttachmentReady(db, workspaceId, attachment.id, {
-        size: stored.size,
-        contentType: stored.contentType ?? attachment.contentType,
-      });
-      return ready ?? ((await findAttachment(db, workspaceId, attachment.id)) as AttachmentRecord);
-    },
-
-    /** A signed GET valid 15 minutes (the spec), offering the file under its own name. */
-    downloadUrl(attachment: AttachmentRecord): Promise<string> {
-      return blobs.presignGet(
-        attachment.storageKey,
-        { contentType: attachment.contentType, disposition: downloadDisposition(attachment.filename) },
-        DOWNLOAD_URL_SECONDS,
-      );
-    },
-
-    /**
-     * Deletes the row and the object together: if the store refuses, the row stays live and the call can
-     * be repeated. False when there is no live attachment of that id.
-     */
-    /**
-     * Deletes the file unless a live automation attaches it (every enrollment would send without it):
-     * 'in_use' names the first such automation.
-     */
-    async remove(workspaceId: string, attachmentId: string): Promise<'deleted' | 'not_found' | { inUseBy: { id: string; name: string } }> {
-      const [automation] = await automationsUsing(db, workspaceId, { attachmentId });
-      if (automation) return { inUseBy: automation };
-      return db.transaction(async (transaction) => {
-        const storageKey = await markAttachmentDeleted(db, workspaceId, attachmentId, transaction);
-        if (!storageKey) return 'not_found';
-        await blobs.delete(storageKey);
-        return 'deleted';
-      });
-    },
+    store: (workspaceId: string, file: NewFile) => storeFile(deps, workspaceId, file),
+    startSignedUpload: (workspaceId: string, file: { filename: string; contentType: string; size: number }) => startSignedUpload(deps, workspaceId, file),
+    reconcile: (workspaceId: string, attachment: AttachmentRecord) => reconcileUpload(deps, workspaceId, attachment),
+    downloadUrl: (attachment: AttachmentRecord) => downloadUrl(deps, attachment),
+    remove: (workspaceId: string, attachmentId: string) => removeFile(deps, workspaceId, attachmentId),
   };
 }
 

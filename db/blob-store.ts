@@ -87,9 +87,17 @@ export interface BlobStore {
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NoSuchKey' || error.name === 'NotFound');
 
-export function createBlobStore(options: BlobStoreOptions): BlobStore {
-  const limits = { ...BLOB_STORE_LIMITS, ...options.limits };
-  const client = new S3Client({
+/** One bucket of the store as its calls see it: the client, the bucket, and whether it is known to exist yet. */
+export interface BlobBucket {
+  client: S3Client;
+  options: BlobStoreOptions;
+  limits: BlobStoreLimits;
+  /** Set by the first ensureBucket of the process; cleared when creating the bucket failed. */
+  ready: Promise<void> | null;
+}
+
+export function s3ClientOf(options: BlobStoreOptions, limits: BlobStoreLimits): S3Client {
+  return new S3Client({
     region: options.region,
     endpoint: options.endpoint,
     maxAttempts: limits.maxAttempts,
@@ -106,124 +114,134 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
-  const Bucket = options.bucket;
-  let bucketReady: Promise<void> | null = null;
+}
 
-  async function createIfMissing(): Promise<void> {
+export async function createBucketIfMissing({ client, options }: BlobBucket): Promise<void> {
+  const Bucket = options.bucket;
+  try {
+    await client.send(new HeadBucketCommand({ Bucket }));
+    return;
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  const input: CreateBucketCommandInput = { Bucket };
+  // us-east-1 is the one region that refuses an explicit location constraint.
+  if (options.region !== 'us-east-1') input.CreateBucketConfiguration = { LocationConstraint: options.region as BucketLocationConstraint };
+  try {
+    await client.send(new CreateBucketCommand(input));
+  } catch (error) {
+    // Another process created it first.
+    if (!(error instanceof S3ServiceException && error.name === 'BucketAlreadyOwnedByYou')) throw error;
+  }
+}
+
+/** Once per process when creation is on; a failure is not remembered, so the next call tries again. */
+export function ensureBucket(bucket: BlobBucket): Promise<void> {
+  if (!bucket.options.createBucket) return Promise.resolve();
+  bucket.ready ??= createBucketIfMissing(bucket).catch((error: unknown) => {
+    bucket.ready = null;
+    throw error;
+  });
+  return bucket.ready;
+}
+
+export async function putBlob(bucket: BlobBucket, key: string, body: Buffer, contentType: string): Promise<void> {
+  await ensureBucket(bucket);
+  await bucket.client.send(new PutObjectCommand({ Bucket: bucket.options.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
+}
+
+export async function putBlobFile(bucket: BlobBucket, key: string, path: string, size: number, contentType: string): Promise<void> {
+  await ensureBucket(bucket);
+  // The SDK cannot retry a stream it has consumed: each attempt reads the file again.
+  for (let attempt = 1; ; attempt += 1) {
     try {
-      await client.send(new HeadBucketCommand({ Bucket }));
+      await bucket.client.send(new PutObjectCommand({ Bucket: bucket.options.bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
       return;
     } catch (error) {
-      if (!isMissing(error)) throw error;
-    }
-    const input: CreateBucketCommandInput = { Bucket };
-    // us-east-1 is the one region that refuses an explicit location constraint.
-    if (options.region !== 'us-east-1') input.CreateBucketConfiguration = { LocationConstraint: options.region as BucketLocationConstraint };
-    try {
-      await client.send(new CreateBucketCommand(input));
-    } catch (error) {
-      // Another process created it first.
-      if (!(error instanceof S3ServiceException && error.name === 'BucketAlreadyOwnedByYou')) throw error;
+      const refused = error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500 && error.name !== 'SlowDown';
+      if (refused || attempt >= bucket.limits.maxAttempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
     }
   }
+}
 
-  /** Once per process when creation is on; a failure is not remembered, so the next call tries again. */
-  function ensureBucket(): Promise<void> {
-    if (!options.createBucket) return Promise.resolve();
-    bucketReady ??= createIfMissing().catch((error: unknown) => {
-      bucketReady = null;
-      throw error;
-    });
-    return bucketReady;
+export async function getBlob(bucket: BlobBucket, key: string, maxBytes: number): Promise<Buffer | null> {
+  await ensureBucket(bucket);
+  try {
+    const object = await bucket.client.send(new GetObjectCommand({ Bucket: bucket.options.bucket, Key: key }));
+    if (!object.Body) return null;
+    if ((object.ContentLength ?? 0) > maxBytes) {
+      object.Body.transformToWebStream().cancel().catch(() => undefined);
+      return null;
+    }
+    return Buffer.from(await object.Body.transformToByteArray());
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
   }
+}
 
+export async function streamBlob(bucket: BlobBucket, key: string, fromByte: number): Promise<Readable | null> {
+  await ensureBucket(bucket);
+  try {
+    const object = await bucket.client.send(new GetObjectCommand({ Bucket: bucket.options.bucket, Key: key, ...(fromByte > 0 && { Range: `bytes=${fromByte}-` }) }));
+    return (object.Body as Readable | undefined) ?? null;
+  } catch (error) {
+    if (isMissing(error)) return null;
+    // A range starting at the end of the object (a file with nothing after its header): nothing left to read.
+    if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return Readable.from([]);
+    throw error;
+  }
+}
+
+export async function headBlob(bucket: BlobBucket, key: string): Promise<StoredObject | null> {
+  await ensureBucket(bucket);
+  try {
+    const head = await bucket.client.send(new HeadObjectCommand({ Bucket: bucket.options.bucket, Key: key }));
+    return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? null };
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+export async function deleteBlob(bucket: BlobBucket, key: string): Promise<void> {
+  await ensureBucket(bucket);
+  await bucket.client.send(new DeleteObjectCommand({ Bucket: bucket.options.bucket, Key: key }));
+}
+
+export async function presignBlobPut(bucket: BlobBucket, key: string, file: { contentType: string; size: number }, expiresIn: number): Promise<string> {
+  await ensureBucket(bucket);
+  const command = new PutObjectCommand({ Bucket: bucket.options.bucket, Key: key, ContentType: file.contentType, ContentLength: file.size });
+  // Content-Length is signed by default; Content-Type only when named, and then the PUT must send it.
+  return getSignedUrl(bucket.client, command, { expiresIn, signableHeaders: new Set(['content-type']) });
+}
+
+export async function presignBlobGet(bucket: BlobBucket, key: string, download: { contentType: string; disposition: string }, expiresIn: number): Promise<string> {
+  await ensureBucket(bucket);
+  const command = new GetObjectCommand({
+    Bucket: bucket.options.bucket,
+    Key: key,
+    ResponseContentType: download.contentType,
+    ResponseContentDisposition: download.disposition,
+  });
+  return getSignedUrl(bucket.client, command, { expiresIn });
+}
+
+export function createBlobStore(options: BlobStoreOptions): BlobStore {
+  const limits = { ...BLOB_STORE_LIMITS, ...options.limits };
+  const bucket: BlobBucket = { client: s3ClientOf(options, limits), options, limits, ready: null };
   return {
-    bucket: Bucket,
-    ensureBucket,
-
-    async put(key, body, contentType) {
-      await ensureBucket();
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }));
-    },
-
-    async putFile(key, path, size, contentType) {
-      await ensureBucket();
-      // The SDK cannot retry a stream it has consumed: each attempt reads the file again.
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(path), ContentType: contentType, ContentLength: size }));
-          return;
-        } catch (error) {
-          const refused = error instanceof S3ServiceException && (error.$metadata.httpStatusCode ?? 500) < 500 && error.name !== 'SlowDown';
-          if (refused || attempt >= limits.maxAttempts) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-        }
-      }
-    },
-
-    async get(key, maxBytes) {
-      await ensureBucket();
-      try {
-        const object = await client.send(new GetObjectCommand({ Bucket, Key: key }));
-        if (!object.Body) return null;
-        if ((object.ContentLength ?? 0) > maxBytes) {
-          object.Body.transformToWebStream().cancel().catch(() => undefined);
-          return null;
-        }
-        return Buffer.from(await object.Body.transformToByteArray());
-      } catch (error) {
-        if (isMissing(error)) return null;
-        throw error;
-      }
-    },
-
-    async stream(key, fromByte) {
-      await ensureBucket();
-      try {
-        const object = await client.send(new GetObjectCommand({ Bucket, Key: key, ...(fromByte > 0 && { Range: `bytes=${fromByte}-` }) }));
-        return (object.Body as Readable | undefined) ?? null;
-      } catch (error) {
-        if (isMissing(error)) return null;
-        // A range starting at the end of the object (a file with nothing after its header): nothing left to read.
-        if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return Readable.from([]);
-        throw error;
-      }
-    },
-
-    async head(key) {
-      await ensureBucket();
-      try {
-        const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-        return { size: head.ContentLength ?? 0, contentType: head.ContentType ?? null };
-      } catch (error) {
-        if (isMissing(error)) return null;
-        throw error;
-      }
-    },
-
-    async delete(key) {
-      await ensureBucket();
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
-    },
-
-    async presignPut(key, file, expiresIn) {
-      await ensureBucket();
-      const command = new PutObjectCommand({ Bucket, Key: key, ContentType: file.contentType, ContentLength: file.size });
-      // Content-Length is signed by default; Content-Type only when named, and then the PUT must send it.
-      return getSignedUrl(client, command, { expiresIn, signableHeaders: new Set(['content-type']) });
-    },
-
-    async presignGet(key, download, expiresIn) {
-      await ensureBucket();
-      const command = new GetObjectCommand({
-        Bucket,
-        Key: key,
-        ResponseContentType: download.contentType,
-        ResponseContentDisposition: download.disposition,
-      });
-      return getSignedUrl(client, command, { expiresIn });
-    },
-
-    close: () => client.destroy(),
+    bucket: options.bucket,
+    ensureBucket: () => ensureBucket(bucket),
+    put: (key, body, contentType) => putBlob(bucket, key, body, contentType),
+    putFile: (key, path, size, contentType) => putBlobFile(bucket, key, path, size, contentType),
+    get: (key, maxBytes) => getBlob(bucket, key, maxBytes),
+    stream: (key, fromByte) => streamBlob(bucket, key, fromByte),
+    head: (key) => headBlob(bucket, key),
+    delete: (key) => deleteBlob(bucket, key),
+    presignPut: (key, file, expiresIn) => presignBlobPut(bucket, key, file, expiresIn),
+    presignGet: (key, download, expiresIn) => presignBlobGet(bucket, key, download, expiresIn),
+    close: () => bucket.client.destroy(),
   };
 }

@@ -62,7 +62,7 @@ export interface AcceptedAttachments {
 }
 
 /** An item once checked: either an existing attachment or bytes to store. */
-type Candidate =
+export type Candidate =
   | { kind: 'stored'; record: AttachmentRecord; filename: string; contentType: string; contentId?: string }
   | { kind: 'new'; bytes: Buffer; filename: string; contentType: string; contentId?: string; sourceUrl?: string };
 
@@ -102,148 +102,156 @@ function urlContentType(item: AttachmentSource, filename: string, served: string
   return contentTypeEssence(served);
 }
 
-export function createAttachmentSources(deps: AttachmentSourcesDeps) {
-  const { db } = deps;
-  const files: AttachmentFiles = createAttachmentFiles(deps);
+/** What resolving attachments works with: the deps and the attachment files over them. */
+export interface AttachmentSourcing extends AttachmentSourcesDeps {
+  files: AttachmentFiles;
+}
 
-  async function candidateFromStored(
-    workspaceId: string,
-    item: AttachmentSource,
-    at: string,
-    record: AttachmentRecord | undefined,
-  ): Promise<Candidate | string> {
-    if (!record || record.status === 'deleted') return `${at}.id: no such attachment`;
-    let current: AttachmentRecord;
-    try {
-      // A signed upload's first use confirms it (the state table).
-      current = await files.reconcile(workspaceId, record);
-    } catch (error) {
-      if (isAppError(error) && error.code === 'attachment_rejected') return `${at}.id: ${error.message}`;
-      throw error;
-    }
-    if (current.status !== 'ready') return `${at}.id: no such attachment`;
-    const filename = item.filename ?? current.filename;
-    const fileProblem = filenameProblem(filename);
-    if (fileProblem) return `${at}.filename: ${fileProblem}`;
-    return { kind: 'stored', record: current, filename, contentType: item.contentType ?? current.contentType, contentId: item.contentId };
+export async function candidateFromStored(
+  { files }: AttachmentSourcing,
+  workspaceId: string,
+  item: AttachmentSource,
+  at: string,
+  record: AttachmentRecord | undefined,
+): Promise<Candidate | string> {
+  if (!record || record.status === 'deleted') return `${at}.id: no such attachment`;
+  let current: AttachmentRecord;
+  try {
+    // A signed upload's first use confirms it (the state table).
+    current = await files.reconcile(workspaceId, record);
+  } catch (error) {
+    if (isAppError(error) && error.code === 'attachment_rejected') return `${at}.id: ${error.message}`;
+    throw error;
   }
+  if (current.status !== 'ready') return `${at}.id: no such attachment`;
+  const filename = item.filename ?? current.filename;
+  const fileProblem = filenameProblem(filename);
+  if (fileProblem) return `${at}.filename: ${fileProblem}`;
+  return { kind: 'stored', record: current, filename, contentType: item.contentType ?? current.contentType, contentId: item.contentId };
+}
 
-  function candidateFromContent(item: AttachmentSource & { content: string; filename: string }, at: string): Candidate | string {
-    if (base64DecodedLength(item.content) > ATTACHMENT_LIMITS.fileBytes) {
-      return `${at}.content: larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`;
-    }
-    const decoded = decodeBase64Content(item.content);
-    if (!decoded.ok) return `${at}.content: ${decoded.problem}`;
-    if (decoded.bytes.length === 0) return `${at}.content: the file is empty`;
-    const contentType = item.contentType ?? inferContentType(item.filename);
-    return { kind: 'new', bytes: decoded.bytes, filename: item.filename, contentType, contentId: item.contentId };
+export function candidateFromContent(item: AttachmentSource & { content: string; filename: string }, at: string): Candidate | string {
+  if (base64DecodedLength(item.content) > ATTACHMENT_LIMITS.fileBytes) {
+    return `${at}.content: larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`;
   }
+  const decoded = decodeBase64Content(item.content);
+  if (!decoded.ok) return `${at}.content: ${decoded.problem}`;
+  if (decoded.bytes.length === 0) return `${at}.content: the file is empty`;
+  const contentType = item.contentType ?? inferContentType(item.filename);
+  return { kind: 'new', bytes: decoded.bytes, filename: item.filename, contentType, contentId: item.contentId };
+}
 
-  async function candidateFromUrl(
-    item: AttachmentSource & { url: string; filename: string },
-    at: string,
-    budget: { remaining: number },
-  ): Promise<Candidate | string> {
-    try {
-      const fetched = await fetchPublicFile(item.url, { maxBytes: ATTACHMENT_LIMITS.fileBytes, ...deps.fetch, sharedBudget: budget });
-      if (fetched.bytes.length === 0) return `${at}.url: the file is empty`;
-      const contentType = urlContentType(item, item.filename, fetched.contentType);
-      return { kind: 'new', bytes: fetched.bytes, filename: item.filename, contentType, contentId: item.contentId, sourceUrl: item.url };
-    } catch (error) {
-      if (error instanceof PublicFetchError) return `${at}.url: could not be fetched: ${error.message}`;
-      throw error;
-    }
+export async function candidateFromUrl(
+  deps: Pick<AttachmentSourcesDeps, 'fetch'>,
+  item: AttachmentSource & { url: string; filename: string },
+  at: string,
+  budget: { remaining: number },
+): Promise<Candidate | string> {
+  try {
+    const fetched = await fetchPublicFile(item.url, { maxBytes: ATTACHMENT_LIMITS.fileBytes, ...deps.fetch, sharedBudget: budget });
+    if (fetched.bytes.length === 0) return `${at}.url: the file is empty`;
+    const contentType = urlContentType(item, item.filename, fetched.contentType);
+    return { kind: 'new', bytes: fetched.bytes, filename: item.filename, contentType, contentId: item.contentId, sourceUrl: item.url };
+  } catch (error) {
+    if (error instanceof PublicFetchError) return `${at}.url: could not be fetched: ${error.message}`;
+    throw error;
   }
+}
 
-  const sizeOf = (candidate: Candidate) => (candidate.kind === 'stored' ? candidate.record.size : candidate.bytes.length);
+const sizeOf = (candidate: Candidate) => (candidate.kind === 'stored' ? candidate.record.size : candidate.bytes.length);
 
-  /**
-   * Stored and inline files first; URLs are fetched last, concurrently, sharing what the message has left
-   * of its 25 MB, so a message of many large URLs never holds more than that in memory.
-   */
-  async function candidates(workspaceId: string, items: readonly AttachmentSource[]): Promise<Array<Candidate | string>> {
-    const ids = items.flatMap((item) => (item.id === undefined ? [] : [item.id]));
-    const records = new Map((await findAttachments(db, workspaceId, ids)).map((record) => [record.id, record]));
-    const local = await Promise.all(
-      items.map((item, index) => {
-        const at = `attachments[${index}]`;
-        if (item.id !== undefined) return candidateFromStored(workspaceId, item, at, records.get(item.id));
-        if (item.content !== undefined) return candidateFromContent({ ...item, content: item.content, filename: item.filename ?? '' }, at);
-        return null;
-      }),
-    );
-    const known = local.reduce((sum, candidate) => sum + (candidate && typeof candidate !== 'string' ? sizeOf(candidate) : 0), 0);
-    const budget = { remaining: Math.max(0, ATTACHMENT_LIMITS.messageBytes - known) };
-    return Promise.all(
-      items.map((item, index) => {
-        const resolved = local[index];
-        if (resolved !== null) return resolved;
-        return candidateFromUrl({ ...item, url: item.url ?? '', filename: item.filename ?? '' }, `attachments[${index}]`, budget);
-      }),
-    );
+/**
+ * Stored and inline files first; URLs are fetched last, concurrently, sharing what the message has left
+ * of its 25 MB, so a message of many large URLs never holds more than that in memory.
+ */
+export async function resolveCandidates(sourcing: AttachmentSourcing, workspaceId: string, items: readonly AttachmentSource[]): Promise<Array<Candidate | string>> {
+  const ids = items.flatMap((item) => (item.id === undefined ? [] : [item.id]));
+  const records = new Map((await findAttachments(sourcing.db, workspaceId, ids)).map((record) => [record.id, record]));
+  const local = await Promise.all(
+    items.map((item, index) => {
+      const at = `attachments[${index}]`;
+      if (item.id !== undefined) return candidateFromStored(sourcing, workspaceId, item, at, records.get(item.id));
+      if (item.content !== undefined) return candidateFromContent({ ...item, content: item.content, filename: item.filename ?? '' }, at);
+      return null;
+    }),
+  );
+  const known = local.reduce((sum, candidate) => sum + (candidate && typeof candidate !== 'string' ? sizeOf(candidate) : 0), 0);
+  const budget = { remaining: Math.max(0, ATTACHMENT_LIMITS.messageBytes - known) };
+  return Promise.all(
+    items.map((item, index) => {
+      const resolved = local[index];
+      if (resolved !== null) return resolved;
+      return candidateFromUrl(sourcing, { ...item, url: item.url ?? '', filename: item.filename ?? '' }, `attachments[${index}]`, budget);
+    }),
+  );
+}
+
+/**
+ * Checks a send's items and stores new files; the refs keep the items' order. Throws 422 validation_error.
+ * `discard` removes the files this call stored, for a send refused after its attachments were ready.
+ */
+export async function acceptAttachments(sourcing: AttachmentSourcing, workspaceId: string, items: readonly AttachmentSource[]): Promise<AcceptedAttachments> {
+  const shape = shapeProblems(items);
+  if (shape.length) throw refused(shape);
+  const checked = await resolveCandidates(sourcing, workspaceId, items);
+  const problems = checked.filter((candidate): candidate is string => typeof candidate === 'string');
+  if (problems.length) throw refused(problems);
+  const ready = checked as Candidate[];
+  const total = ready.reduce((sum, candidate) => sum + sizeOf(candidate), 0);
+  if (total > ATTACHMENT_LIMITS.messageBytes) {
+    throw refused([`the attachments add up to ${total} bytes; a message may carry ${ATTACHMENT_LIMITS.messageBytes}`]);
   }
+  const stored: string[] = [];
+  const store = async (candidate: Extract<Candidate, { kind: 'new' }>) => {
+    const record = await sourcing.files.store(workspaceId, { ...candidate, origin: 'send', sourceUrl: candidate.sourceUrl });
+    stored.push(record.id);
+    return record;
+  };
+  const refs = await Promise.all(
+    ready.map(async (candidate) => {
+      const record = candidate.kind === 'stored' ? candidate.record : await store(candidate);
+      const ref: AttachmentRef = { id: record.id, filename: candidate.filename, contentType: candidate.contentType, size: record.size };
+      if (candidate.contentId !== undefined) ref.contentId = candidate.contentId;
+      return ref;
+    }),
+  );
+  return { refs, discard: async () => void (await Promise.all(stored.map((id) => sourcing.files.remove(workspaceId, id)))) };
+}
 
-  return {
-    /**
-     * Checks a send's items and stores new files; the refs keep the items' order. Throws 422 validation_error.
-     * `discard` removes the files this call stored, for a send refused after its attachments were ready.
-     */
-    async accept(workspaceId: string, items: readonly AttachmentSource[]): Promise<AcceptedAttachments> {
-      const shape = shapeProblems(items);
-      if (shape.length) throw refused(shape);
-      const checked = await candidates(workspaceId, items);
-      const problems = checked.filter((candidate): candidate is string => typeof candidate === 'string');
-      if (problems.length) throw refused(problems);
-      const ready = checked as Candidate[];
-      const total = ready.reduce((sum, candidate) => sum + sizeOf(candidate), 0);
-      if (total > ATTACHMENT_LIMITS.messageBytes) {
-        throw refused([`the attachments add up to ${total} bytes; a message may carry ${ATTACHMENT_LIMITS.messageBytes}`]);
+/** The bytes of an accepted message's attachments, leaving out (and naming) any deleted since. */
+export async function loadAcceptedAttachments({ db, blobs, files }: AttachmentSourcing, workspaceId: string, refs: readonly AttachmentRef[]): Promise<LoadedAttachments> {
+  const records = new Map((await findAttachments(db, workspaceId, refs.map((ref) => ref.id))).map((record) => [record.id, record]));
+  const outcomes = await Promise.all(
+    refs.map(async (ref): Promise<LoadedAttachment | MissingAttachment> => {
+      const gone: MissingAttachment = { attachmentId: ref.id, filename: ref.filename, reason: 'deleted' };
+      const record = records.get(ref.id);
+      if (!record || record.status === 'deleted') return gone;
+      let current: AttachmentRecord;
+      try {
+        current = await files.reconcile(workspaceId, record);
+      } catch (error) {
+        if (isAppError(error) && error.code === 'attachment_rejected') return { ...gone, reason: 'not_uploaded' };
+        throw error;
       }
-      const stored: string[] = [];
-      const store = async (candidate: Extract<Candidate, { kind: 'new' }>) => {
-        const record = await files.store(workspaceId, { ...candidate, origin: 'send', sourceUrl: candidate.sourceUrl });
-        stored.push(record.id);
-        return record;
-      };
-      const refs = await Promise.all(
-        ready.map(async (candidate) => {
-          const record = candidate.kind === 'stored' ? candidate.record : await store(candidate);
-          const ref: AttachmentRef = { id: record.id, filename: candidate.filename, contentType: candidate.contentType, size: record.size };
-          if (candidate.contentId !== undefined) ref.contentId = candidate.contentId;
-          return ref;
-        }),
-      );
-      return { refs, discard: async () => void (await Promise.all(stored.map((id) => files.remove(workspaceId, id)))) };
-    },
+      if (current.status !== 'ready') return gone;
+      const content = await blobs.get(current.storageKey, ATTACHMENT_LIMITS.fileBytes);
+      if (!content) return gone;
+      const loaded: LoadedAttachment = { attachmentId: ref.id, filename: ref.filename, contentType: ref.contentType, content };
+      if (ref.contentId !== undefined) loaded.contentId = ref.contentId;
+      return loaded;
+    }),
+  );
+  return {
+    attachments: outcomes.filter((outcome): outcome is LoadedAttachment => 'content' in outcome),
+    missing: outcomes.filter((outcome): outcome is MissingAttachment => 'reason' in outcome),
+  };
+}
 
-    /** The bytes of an accepted message's attachments, leaving out (and naming) any deleted since. */
-    async load(workspaceId: string, refs: readonly AttachmentRef[]): Promise<LoadedAttachments> {
-      const records = new Map((await findAttachments(db, workspaceId, refs.map((ref) => ref.id))).map((record) => [record.id, record]));
-      const outcomes = await Promise.all(
-        refs.map(async (ref): Promise<LoadedAttachment | MissingAttachment> => {
-          const gone: MissingAttachment = { attachmentId: ref.id, filename: ref.filename, reason: 'deleted' };
-          const record = records.get(ref.id);
-          if (!record || record.status === 'deleted') return gone;
-          let current: AttachmentRecord;
-          try {
-            current = await files.reconcile(workspaceId, record);
-          } catch (error) {
-            if (isAppError(error) && error.code === 'attachment_rejected') return { ...gone, reason: 'not_uploaded' };
-            throw error;
-          }
-          if (current.status !== 'ready') return gone;
-          const content = await deps.blobs.get(current.storageKey, ATTACHMENT_LIMITS.fileBytes);
-          if (!content) return gone;
-          const loaded: LoadedAttachment = { attachmentId: ref.id, filename: ref.filename, contentType: ref.contentType, content };
-          if (ref.contentId !== undefined) loaded.contentId = ref.contentId;
-          return loaded;
-        }),
-      );
-      return {
-        attachments: outcomes.filter((outcome): outcome is LoadedAttachment => 'content' in outcome),
-        missing: outcomes.filter((outcome): outcome is MissingAttachment => 'reason' in outcome),
-      };
-    },
+export function createAttachmentSources(deps: AttachmentSourcesDeps) {
+  const sourcing: AttachmentSourcing = { ...deps, files: createAttachmentFiles(deps) };
+  return {
+    accept: (workspaceId: string, items: readonly AttachmentSource[]) => acceptAttachments(sourcing, workspaceId, items),
+    load: (workspaceId: string, refs: readonly AttachmentRef[]) => loadAcceptedAttachments(sourcing, workspaceId, refs),
   };
 }
 

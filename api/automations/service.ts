@@ -40,88 +40,92 @@ async function checkDefinition(deps: SendabilityDeps, workspaceId: string, draft
   return graph;
 }
 
-export function createAutomationService(deps: SendabilityDeps) {
-  const { db } = deps;
-  async function get(workspaceId: string, automationId: string): Promise<AutomationRecord> {
-    const automation = await findAutomation(db, workspaceId, automationId);
-    if (!automation) throw AppError.notFound('Automation');
-    return automation;
+export async function getAutomation({ db }: SendabilityDeps, workspaceId: string, automationId: string): Promise<AutomationRecord> {
+  const automation = await findAutomation(db, workspaceId, automationId);
+  if (!automation) throw AppError.notFound('Automation');
+  return automation;
+}
+
+/** The automation with its current version (null before the first activation). */
+export async function automationDetail(deps: SendabilityDeps, workspaceId: string, automationId: string) {
+  const automation = await getAutomation(deps, workspaceId, automationId);
+  const current = automation.currentVersionId ? await findAutomationVersion(deps.db, workspaceId, automation.currentVersionId) : null;
+  return { automation, current };
+}
+
+/** A draft, checked as activation will check it, so a definition that could never run is refused at once. */
+export async function createAutomation(deps: SendabilityDeps, workspaceId: string, input: CreateAutomationInput): Promise<AutomationRecord> {
+  const draft: AutomationDraft = { triggers: triggersOf(input) ?? [], goal: input.goal ?? null, graph: input.graph };
+  await checkDefinition(deps, workspaceId, draft);
+  return insertAutomation(deps.db, workspaceId, { name: input.name, description: input.description ?? null, draft });
+}
+
+/** Draft fields change while the automation is not archived; running enrollments keep their version. */
+export async function updateAutomation(deps: SendabilityDeps, workspaceId: string, automationId: string, input: UpdateAutomationInput): Promise<AutomationRecord> {
+  const automation = await getAutomation(deps, workspaceId, automationId);
+  if (automation.status === 'archived') throw notInStatus('archived', 'edited');
+  const triggers = triggersOf(input);
+  const definitionChanged = triggers !== undefined || input.goal !== undefined || input.graph !== undefined;
+  let draft: AutomationDraft | undefined;
+  if (definitionChanged) {
+    draft = { triggers: triggers ?? automation.draft.triggers, goal: input.goal === undefined ? automation.draft.goal : input.goal, graph: input.graph ?? automation.draft.graph };
+    await checkDefinition(deps, workspaceId, draft);
   }
+  const outcome = await updateAutomationDraft(deps.db, workspaceId, automationId, { name: input.name, description: input.description, draft });
+  if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+  if (outcome.state === 'archived') throw notInStatus('archived', 'edited');
+  return getAutomation(deps, workspaceId, automationId);
+}
 
+/**
+ * Publishes the draft as the next immutable version and makes the automation active; an unchanged
+ * draft (a resume after a pause) publishes nothing. Templates are checked again: one may have been
+ * deleted since the draft was saved.
+ */
+export async function activateDraft(deps: SendabilityDeps, workspaceId: string, automationId: string) {
+  const automation = await getAutomation(deps, workspaceId, automationId);
+  if (automation.status === 'archived') throw notInStatus('archived', 'activated');
+  const graph = await checkDefinition(deps, workspaceId, automation.draft, true);
+  const { triggers, goal } = automation.draft;
+  const outcome = await activateAutomation(deps.db, workspaceId, automationId, {
+    draftVersionId: automation.draftVersionId,
+    triggers,
+    goal,
+    graph,
+    triggerEvents: [...new Set(triggers.map((trigger) => trigger.event))],
+    listens: listenedEvents(graph, goal),
+  });
+  if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+  if (outcome.state === 'archived') throw notInStatus('archived', 'activated');
+  if (outcome.state === 'draft-changed') throw new AppError('conflict', 'The draft was edited while it was being activated: activate again');
+  const activated = await getAutomation(deps, workspaceId, automationId);
+  return { id: activated.id, status: 'active' as const, version: activated.version as number, versionId: activated.currentVersionId as string };
+}
+
+export async function setPaused({ db }: SendabilityDeps, workspaceId: string, automationId: string) {
+  const outcome = await pauseAutomation(db, workspaceId, automationId);
+  if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+  if (outcome.state === 'refused') throw notInStatus(outcome.status, 'paused');
+  return { id: automationId, status: 'paused' as const };
+}
+
+export async function setArchived({ db }: SendabilityDeps, workspaceId: string, automationId: string) {
+  const outcome = await archiveAutomation(db, workspaceId, automationId);
+  if (outcome.state === 'not-found') throw AppError.notFound('Automation');
+  if (outcome.state === 'refused') throw notInStatus(outcome.status, 'archived');
+  return { id: automationId, status: 'archived' as const };
+}
+
+export function createAutomationService(deps: SendabilityDeps) {
   return {
-    get,
-
-    /** The automation with its current version (null before the first activation). */
-    async detail(workspaceId: string, automationId: string) {
-      const automation = await get(workspaceId, automationId);
-      const current = automation.currentVersionId ? await findAutomationVersion(db, workspaceId, automation.currentVersionId) : null;
-      return { automation, current };
-    },
-
-    list: (workspaceId: string, page: { limit: number; offset: number }) => listAutomations(db, workspaceId, page),
-
-    /** A draft, checked as activation will check it, so a definition that could never run is refused at once. */
-    async create(workspaceId: string, input: CreateAutomationInput): Promise<AutomationRecord> {
-      const draft: AutomationDraft = { triggers: triggersOf(input) ?? [], goal: input.goal ?? null, graph: input.graph };
-      await checkDefinition(deps, workspaceId, draft);
-      return insertAutomation(db, workspaceId, { name: input.name, description: input.description ?? null, draft });
-    },
-
-    /** Draft fields change while the automation is not archived; running enrollments keep their version. */
-    async update(workspaceId: string, automationId: string, input: UpdateAutomationInput): Promise<AutomationRecord> {
-      const automation = await get(workspaceId, automationId);
-      if (automation.status === 'archived') throw notInStatus('archived', 'edited');
-      const triggers = triggersOf(input);
-      const definitionChanged = triggers !== undefined || input.goal !== undefined || input.graph !== undefined;
-      let draft: AutomationDraft | undefined;
-      if (definitionChanged) {
-        draft = { triggers: triggers ?? automation.draft.triggers, goal: input.goal === undefined ? automation.draft.goal : input.goal, graph: input.graph ?? automation.draft.graph };
-        await checkDefinition(deps, workspaceId, draft);
-      }
-      const outcome = await updateAutomationDraft(db, workspaceId, automationId, { name: input.name, description: input.description, draft });
-      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
-      if (outcome.state === 'archived') throw notInStatus('archived', 'edited');
-      return get(workspaceId, automationId);
-    },
-
-    /**
-     * Publishes the draft as the next immutable version and makes the automation active; an unchanged
-     * draft (a resume after a pause) publishes nothing. Templates are checked again: one may have been
-     * deleted since the draft was saved.
-     */
-    async activate(workspaceId: string, automationId: string) {
-      const automation = await get(workspaceId, automationId);
-      if (automation.status === 'archived') throw notInStatus('archived', 'activated');
-      const graph = await checkDefinition(deps, workspaceId, automation.draft, true);
-      const { triggers, goal } = automation.draft;
-      const outcome = await activateAutomation(db, workspaceId, automationId, {
-        draftVersionId: automation.draftVersionId,
-        triggers,
-        goal,
-        graph,
-        triggerEvents: [...new Set(triggers.map((trigger) => trigger.event))],
-        listens: listenedEvents(graph, goal),
-      });
-      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
-      if (outcome.state === 'archived') throw notInStatus('archived', 'activated');
-      if (outcome.state === 'draft-changed') throw new AppError('conflict', 'The draft was edited while it was being activated: activate again');
-      const activated = await get(workspaceId, automationId);
-      return { id: activated.id, status: 'active' as const, version: activated.version as number, versionId: activated.currentVersionId as string };
-    },
-
-    async pause(workspaceId: string, automationId: string) {
-      const outcome = await pauseAutomation(db, workspaceId, automationId);
-      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
-      if (outcome.state === 'refused') throw notInStatus(outcome.status, 'paused');
-      return { id: automationId, status: 'paused' as const };
-    },
-
-    async archive(workspaceId: string, automationId: string) {
-      const outcome = await archiveAutomation(db, workspaceId, automationId);
-      if (outcome.state === 'not-found') throw AppError.notFound('Automation');
-      if (outcome.state === 'refused') throw notInStatus(outcome.status, 'archived');
-      return { id: automationId, status: 'archived' as const };
-    },
+    get: (workspaceId: string, automationId: string) => getAutomation(deps, workspaceId, automationId),
+    detail: (workspaceId: string, automationId: string) => automationDetail(deps, workspaceId, automationId),
+    list: (workspaceId: string, page: { limit: number; offset: number }) => listAutomations(deps.db, workspaceId, page),
+    create: (workspaceId: string, input: CreateAutomationInput) => createAutomation(deps, workspaceId, input),
+    update: (workspaceId: string, automationId: string, input: UpdateAutomationInput) => updateAutomation(deps, workspaceId, automationId, input),
+    activate: (workspaceId: string, automationId: string) => activateDraft(deps, workspaceId, automationId),
+    pause: (workspaceId: string, automationId: string) => setPaused(deps, workspaceId, automationId),
+    archive: (workspaceId: string, automationId: string) => setArchived(deps, workspaceId, automationId),
   };
 }
 

@@ -64,86 +64,97 @@ function checkConfirmation(deps: CampaignServiceDeps, campaign: CampaignRecord, 
   if (claims.expiresAt <= now) throw confirmationError('confirmation_invalid', 'The confirmationToken expired (10 minutes): estimate again');
 }
 
+/** What sending works with: the campaign service's deps, the campaigns themselves, and the start deadline settled. */
+export interface CampaignSendingDeps extends CampaignServiceDeps {
+  campaigns: CampaignService;
+  startTimeoutMs: number;
+}
+
+/** Signals are a nudge: the workflow finds the change itself at its next round if this one is lost. */
+export async function nudge(sending: CampaignSendingDeps, campaignId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
+  try {
+    await withDeadline(sending.temporal, sending.startTimeoutMs, () => signalCampaign(sending.temporal, campaignId, signal));
+  } catch (err) {
+    sending.logger.warn({ err, campaignId, signal }, 'campaign signal not delivered; the workflow will see the change on its next round');
+  }
+}
+
+export async function conflict({ campaigns }: CampaignSendingDeps, workspaceId: string, campaignId: string, doing: string): Promise<never> {
+  const campaign = await campaigns.get(workspaceId, campaignId);
+  throw new AppError('conflict', `The campaign is ${campaign.status}: ${doing}`);
+}
+
+/**
+ * Sends now or at `scheduledAt`. The decisions' rules: only a draft; now or within five minutes needs
+ * a valid confirmation token (estimated at this revision, under ten minutes old); the whole audience
+ * must fit the plan's quota now (402 before anything goes). Answers how many it would reach now.
+ */
+export async function sendCampaign(deps: CampaignSendingDeps, principal: { workspaceId: string; plan: PlanName }, campaignId: string, body: { confirmationToken?: string; scheduledAt?: string }, now: Date) {
+  const { db, campaigns, startTimeoutMs } = deps;
+  const { workspaceId } = principal;
+  const campaign = await campaigns.get(workspaceId, campaignId);
+  if (campaign.status !== 'draft') throw new AppError('conflict', `The campaign is ${campaign.status}: only a draft is sent`);
+  const requested = body.scheduledAt ? new Date(body.scheduledAt) : null;
+  const scheduledAt = requested && requested > now ? requested : null;
+  if (needsConfirmation(scheduledAt, now)) checkConfirmation(deps, campaign, body.confirmationToken, now);
+  const message = await frozenMessage(deps, campaign);
+  const audience = await resolveAudience(db, workspaceId, campaign, now);
+  if ('missing' in audience) throw missingAudience(audience.missing);
+  // The holdout is never sent to, so it needs no quota.
+  const { recipients } = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
+  const plan = PLANS[principal.plan];
+  const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
+  if (!quotaAllows(plan, used, recipients)) {
+    throw quotaExceeded(plan, used, recipients, 'This campaign');
+  }
+  const begun = await beginSend(db, workspaceId, campaignId, { revision: campaign.revision, scheduledAt, message });
+  if (!begun) {
+    const current = await campaigns.get(workspaceId, campaignId);
+    if (current.status !== 'draft') throw new AppError('conflict', `The campaign is ${current.status}: only a draft is sent`);
+    throw confirmationError('confirmation_invalid', 'The campaign was edited while it was being sent: estimate again');
+  }
+  try {
+    await withDeadline(deps.temporal, startTimeoutMs, () =>
+      startCampaignWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, campaignId, scheduledAt }),
+    );
+  } catch (err) {
+    deps.logger.warn({ err, campaignId }, 'campaign workflow not started; the campaign stays a draft');
+    await revertToDraft(db, workspaceId, campaignId);
+    throw new AppError('service_unavailable', 'Campaigns run on the background workers, which cannot be reached right now. Try again in a minute.');
+  }
+  return { id: campaignId, status: begun.status, scheduledAt: scheduledAt?.toISOString() ?? null, recipients };
+}
+
+export async function pauseSending(deps: CampaignSendingDeps, workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+  const paused = await pauseCampaign(deps.db, workspaceId, campaignId, { reason: null, auto: false });
+  if (!paused) return conflict(deps, workspaceId, campaignId, 'only a sending campaign pauses');
+  await nudge(deps, campaignId, 'pause');
+  return paused;
+}
+
+export async function resumeSending(deps: CampaignSendingDeps, workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+  const resumed = await resumeCampaign(deps.db, workspaceId, campaignId);
+  if (!resumed) return conflict(deps, workspaceId, campaignId, 'only a paused campaign resumes');
+  await nudge(deps, campaignId, 'resume');
+  return resumed;
+}
+
+/** A scheduled campaign sends nothing; a sending or paused one stops, its unsent messages `canceled`. */
+export async function cancelSending(deps: CampaignSendingDeps, workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+  const canceled = await cancelCampaign(deps.db, workspaceId, campaignId);
+  if (!canceled) return conflict(deps, workspaceId, campaignId, 'only a scheduled, sending or paused campaign is canceled');
+  await nudge(deps, campaignId, 'cancel');
+  return canceled;
+}
+
 export function createCampaignSending(deps: CampaignServiceDeps, campaigns: CampaignService) {
-  const { db } = deps;
-  const startTimeoutMs = deps.startTimeoutMs ?? 3_000;
-
-  /** Signals are a nudge: the workflow finds the change itself at its next round if this one is lost. */
-  async function nudge(campaignId: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
-    try {
-      await withDeadline(deps.temporal, startTimeoutMs, () => signalCampaign(deps.temporal, campaignId, signal));
-    } catch (err) {
-      deps.logger.warn({ err, campaignId, signal }, 'campaign signal not delivered; the workflow will see the change on its next round');
-    }
-  }
-
-  async function conflict(workspaceId: string, campaignId: string, doing: string): Promise<never> {
-    const campaign = await campaigns.get(workspaceId, campaignId);
-    throw new AppError('conflict', `The campaign is ${campaign.status}: ${doing}`);
-  }
-
+  const sending: CampaignSendingDeps = { ...deps, campaigns, startTimeoutMs: deps.startTimeoutMs ?? 3_000 };
   return {
-    /**
-     * Sends now or at `scheduledAt`. The decisions' rules: only a draft; now or within five minutes needs
-     * a valid confirmation token (estimated at this revision, under ten minutes old); the whole audience
-     * must fit the plan's quota now (402 before anything goes). Answers how many it would reach now.
-     */
-    async send(principal: { workspaceId: string; plan: PlanName }, campaignId: string, body: { confirmationToken?: string; scheduledAt?: string }, now: Date) {
-      const { workspaceId } = principal;
-      const campaign = await campaigns.get(workspaceId, campaignId);
-      if (campaign.status !== 'draft') throw new AppError('conflict', `The campaign is ${campaign.status}: only a draft is sent`);
-      const requested = body.scheduledAt ? new Date(body.scheduledAt) : null;
-      const scheduledAt = requested && requested > now ? requested : null;
-      if (needsConfirmation(scheduledAt, now)) checkConfirmation(deps, campaign, body.confirmationToken, now);
-      const message = await frozenMessage(deps, campaign);
-      const audience = await resolveAudience(db, workspaceId, campaign, now);
-      if ('missing' in audience) throw missingAudience(audience.missing);
-      // The holdout is never sent to, so it needs no quota.
-      const { recipients } = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
-      const plan = PLANS[principal.plan];
-      const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
-      if (!quotaAllows(plan, used, recipients)) {
-        throw quotaExceeded(plan, used, recipients, 'This campaign');
-      }
-      const begun = await beginSend(db, workspaceId, campaignId, { revision: campaign.revision, scheduledAt, message });
-      if (!begun) {
-        const current = await campaigns.get(workspaceId, campaignId);
-        if (current.status !== 'draft') throw new AppError('conflict', `The campaign is ${current.status}: only a draft is sent`);
-        throw confirmationError('confirmation_invalid', 'The campaign was edited while it was being sent: estimate again');
-      }
-      try {
-        await withDeadline(deps.temporal, startTimeoutMs, () =>
-          startCampaignWorkflow(deps.temporal, deps.taskQueuePrefix, { workspaceId, campaignId, scheduledAt }),
-        );
-      } catch (err) {
-        deps.logger.warn({ err, campaignId }, 'campaign workflow not started; the campaign stays a draft');
-        await revertToDraft(db, workspaceId, campaignId);
-        throw new AppError('service_unavailable', 'Campaigns run on the background workers, which cannot be reached right now. Try again in a minute.');
-      }
-      return { id: campaignId, status: begun.status, scheduledAt: scheduledAt?.toISOString() ?? null, recipients };
-    },
-
-    async pause(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
-      const paused = await pauseCampaign(db, workspaceId, campaignId, { reason: null, auto: false });
-      if (!paused) return conflict(workspaceId, campaignId, 'only a sending campaign pauses');
-      await nudge(campaignId, 'pause');
-      return paused;
-    },
-
-    async resume(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
-      const resumed = await resumeCampaign(db, workspaceId, campaignId);
-      if (!resumed) return conflict(workspaceId, campaignId, 'only a paused campaign resumes');
-      await nudge(campaignId, 'resume');
-      return resumed;
-    },
-
-    /** A scheduled campaign sends nothing; a sending or paused one stops, its unsent messages `canceled`. */
-    async cancel(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
-      const canceled = await cancelCampaign(db, workspaceId, campaignId);
-      if (!canceled) return conflict(workspaceId, campaignId, 'only a scheduled, sending or paused campaign is canceled');
-      await nudge(campaignId, 'cancel');
-      return canceled;
-    },
+    send: (principal: { workspaceId: string; plan: PlanName }, campaignId: string, body: { confirmationToken?: string; scheduledAt?: string }, now: Date) =>
+      sendCampaign(sending, principal, campaignId, body, now),
+    pause: (workspaceId: string, campaignId: string) => pauseSending(sending, workspaceId, campaignId),
+    resume: (workspaceId: string, campaignId: string) => resumeSending(sending, workspaceId, campaignId),
+    cancel: (workspaceId: string, campaignId: string) => cancelSending(sending, workspaceId, campaignId),
   };
 }
 

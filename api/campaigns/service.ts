@@ -79,101 +79,105 @@ async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input
 
 const templateGone = () => new AppError('template_not_found', 'The template was deleted');
 
-export function createCampaignService(deps: CampaignServiceDeps) {
+export async function getCampaign({ db }: CampaignServiceDeps, workspaceId: string, campaignId: string): Promise<CampaignRecord> {
+  const campaign = await findCampaign(db, workspaceId, campaignId);
+  if (!campaign) throw AppError.notFound('Campaign');
+  return campaign;
+}
+
+export async function countersOfCampaign({ db }: CampaignServiceDeps, workspaceId: string, campaignId: string): Promise<CampaignCounters> {
+  return (await campaignCounters(db, workspaceId, [campaignId])).get(campaignId) as CampaignCounters;
+}
+
+/** Per-link statistics of the campaign's messages (the same query as GET /emails/links, scoped to it). */
+export async function campaignLinks(deps: CampaignServiceDeps, workspaceId: string, campaignId: string): Promise<LinkClicks[]> {
+  await getCampaign(deps, workspaceId, campaignId);
+  return linkStats(deps.db, workspaceId, { campaignId });
+}
+
+export async function campaignPage({ db }: CampaignServiceDeps, workspaceId: string, page: { limit: number; offset: number; metrics: boolean }) {
+  const { rows, total } = await listCampaigns(db, workspaceId, page);
+  const counters = page.metrics ? await campaignCounters(db, workspaceId, rows.map((campaign) => campaign.id)) : null;
+  return { rows: rows.map((campaign) => ({ campaign, counters: counters?.get(campaign.id) })), total };
+}
+
+export async function createCampaign(deps: CampaignServiceDeps, workspaceId: string, input: CreateCampaignInput): Promise<CampaignRecord> {
+  const change = await draftChange(deps, workspaceId, input);
+  const draft: CampaignDraft = {
+    name: input.name,
+    listId: null,
+    segmentId: null,
+    fromAddress: null,
+    subject: null,
+    html: null,
+    text: null,
+    templateId: null,
+    replyTo: [],
+    attachments: [],
+    disableTracking: false,
+    disableUtm: false,
+    sendAtLocalTime: null,
+    holdoutPercent: 0,
+    ...change,
+  };
+  try {
+    return await insertCampaign(deps.db, workspaceId, draft);
+  } catch (error) {
+    if (error instanceof CampaignTemplateGone) throw templateGone();
+    throw error;
+  }
+}
+
+/**
+ * Only a draft changes (409 otherwise, holdoutPercent included: the groups are fixed once it starts); every
+ * change voids the confirmation tokens of its estimates.
+ */
+export async function updateCampaign(deps: CampaignServiceDeps, workspaceId: string, campaignId: string, input: UpdateCampaignInput): Promise<CampaignRecord> {
+  await getCampaign(deps, workspaceId, campaignId);
+  const change = await draftChange(deps, workspaceId, input);
+  let outcome;
+  try {
+    outcome = await updateDraft(deps.db, workspaceId, campaignId, change);
+  } catch (error) {
+    if (error instanceof CampaignTemplateGone) throw templateGone();
+    throw error;
+  }
+  if (outcome.state === 'not-found') throw AppError.notFound('Campaign');
+  if (outcome.state === 'not-draft') throw new AppError('conflict', `The campaign is ${outcome.status}: only a draft can be edited`);
+  return outcome.campaign;
+}
+
+/**
+ * Who the campaign would reach now, and a confirmation token for the campaign at this revision (valid
+ * ten minutes): what an immediate send must present.
+ */
+export async function estimateCampaign(deps: CampaignServiceDeps, workspaceId: string, campaignId: string, now: Date) {
   const { db } = deps;
-
-  async function get(workspaceId: string, campaignId: string): Promise<CampaignRecord> {
-    const campaign = await findCampaign(db, workspaceId, campaignId);
-    if (!campaign) throw AppError.notFound('Campaign');
-    return campaign;
-  }
-
-  async function countersOf(workspaceId: string, campaignId: string): Promise<CampaignCounters> {
-    return (await campaignCounters(db, workspaceId, [campaignId])).get(campaignId) as CampaignCounters;
-  }
-
+  const campaign = await getCampaign(deps, workspaceId, campaignId);
+  const audience = await resolveAudience(db, workspaceId, campaign, now);
+  if ('missing' in audience) throw missingAudience(audience.missing);
+  const estimate = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
   return {
-    get,
-    countersOf,
-
-    /** Per-link statistics of the campaign's messages (the same query as GET /emails/links, scoped to it). */
-    async links(workspaceId: string, campaignId: string): Promise<LinkClicks[]> {
-      await get(workspaceId, campaignId);
-      return linkStats(db, workspaceId, { campaignId });
+    estimate: {
+      listMembers: estimate.members,
+      recipients: estimate.recipients,
+      heldOut: estimate.heldOut,
+      excluded: estimate.members - estimate.recipients - estimate.heldOut,
+      sample: estimate.sample,
     },
+    confirmationToken: deps.tokens.sign({ campaignId, revision: campaign.revision, expiresAt: new Date(now.getTime() + CONFIRMATION_TTL_MS) }),
+  };
+}
 
-    async list(workspaceId: string, page: { limit: number; offset: number; metrics: boolean }) {
-      const { rows, total } = await listCampaigns(db, workspaceId, page);
-      const counters = page.metrics ? await campaignCounters(db, workspaceId, rows.map((campaign) => campaign.id)) : null;
-      return { rows: rows.map((campaign) => ({ campaign, counters: counters?.get(campaign.id) })), total };
-    },
-
-    async create(workspaceId: string, input: CreateCampaignInput): Promise<CampaignRecord> {
-      const change = await draftChange(deps, workspaceId, input);
-      const draft: CampaignDraft = {
-        name: input.name,
-        listId: null,
-        segmentId: null,
-        fromAddress: null,
-        subject: null,
-        html: null,
-        text: null,
-        templateId: null,
-        replyTo: [],
-        attachments: [],
-        disableTracking: false,
-        disableUtm: false,
-        sendAtLocalTime: null,
-        holdoutPercent: 0,
-        ...change,
-      };
-      try {
-        return await insertCampaign(db, workspaceId, draft);
-      } catch (error) {
-        if (error instanceof CampaignTemplateGone) throw templateGone();
-        throw error;
-      }
-    },
-
-    /**
-     * Only a draft changes (409 otherwise, holdoutPercent included: the groups are fixed once it starts); every
-     * change voids the confirmation tokens of its estimates.
-     */
-    async update(workspaceId: string, campaignId: string, input: UpdateCampaignInput): Promise<CampaignRecord> {
-      await get(workspaceId, campaignId);
-      const change = await draftChange(deps, workspaceId, input);
-      let outcome;
-      try {
-        outcome = await updateDraft(db, workspaceId, campaignId, change);
-      } catch (error) {
-        if (error instanceof CampaignTemplateGone) throw templateGone();
-        throw error;
-      }
-      if (outcome.state === 'not-found') throw AppError.notFound('Campaign');
-      if (outcome.state === 'not-draft') throw new AppError('conflict', `The campaign is ${outcome.status}: only a draft can be edited`);
-      return outcome.campaign;
-    },
-
-    /**
-     * Who the campaign would reach now, and a confirmation token for the campaign at this revision (valid
-     * ten minutes): what an immediate send must present.
-     */
-    async estimate(workspaceId: string, campaignId: string, now: Date) {
-      const campaign = await get(workspaceId, campaignId);
-      const audience = await resolveAudience(db, workspaceId, campaign, now);
-      if ('missing' in audience) throw missingAudience(audience.missing);
-      const estimate = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
-      return {
-        estimate: {
-          listMembers: estimate.members,
-          recipients: estimate.recipients,
-          heldOut: estimate.heldOut,
-          excluded: estimate.members - estimate.recipients - estimate.heldOut,
-          sample: estimate.sample,
-        },
-        confirmationToken: deps.tokens.sign({ campaignId, revision: campaign.revision, expiresAt: new Date(now.getTime() + CONFIRMATION_TTL_MS) }),
-      };
-    },
+export function createCampaignService(deps: CampaignServiceDeps) {
+  return {
+    get: (workspaceId: string, campaignId: string) => getCampaign(deps, workspaceId, campaignId),
+    countersOf: (workspaceId: string, campaignId: string) => countersOfCampaign(deps, workspaceId, campaignId),
+    links: (workspaceId: string, campaignId: string) => campaignLinks(deps, workspaceId, campaignId),
+    list: (workspaceId: string, page: { limit: number; offset: number; metrics: boolean }) => campaignPage(deps, workspaceId, page),
+    create: (workspaceId: string, input: CreateCampaignInput) => createCampaign(deps, workspaceId, input),
+    update: (workspaceId: string, campaignId: string, input: UpdateCampaignInput) => updateCampaign(deps, workspaceId, campaignId, input),
+    estimate: (workspaceId: string, campaignId: string, now: Date) => estimateCampaign(deps, workspaceId, campaignId, now),
   };
 }
 

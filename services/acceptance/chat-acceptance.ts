@@ -41,6 +41,54 @@ function fieldError(field: string, message: string): AppError {
 
 const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId } as const;
 
+/** The deps with the clock settled: what the chat acceptance works with. */
+export interface ChatAccepting {
+  db: Sequelize;
+  checks: SendChecks;
+  now: () => Date;
+}
+
+export async function integrationReady({ db }: ChatAccepting, workspaceId: string, channel: ChatChannelName): Promise<void> {
+  const ready = channel === 'whatsapp' ? await findTwilioIntegration(db, workspaceId) : await findTelegramIntegration(db, workspaceId);
+  const route = channel === 'whatsapp' ? 'PUT /integrations/twilio' : 'PUT /integrations/telegram';
+  if (!ready) throw fieldError('channel', `The workspace has no ${channel} integration (${route})`);
+}
+
+/**
+ * The checks of a chat send that need nothing stored: the recipient, the integration, the template, the
+ * text's length, and (for the first channel) WhatsApp's 24-hour window. Returns the content to store.
+ */
+export async function draftChat(accepting: ChatAccepting, workspaceId: string, channel: ChatChannelName, given: string, input: ChatSendInput, options: { window: boolean }) {
+  const { db, checks, now } = accepting;
+  const normalised = NORMALISE[channel](given);
+  if (!normalised.ok) throw fieldError('to', normalised.reason);
+  const to = normalised.address;
+  await integrationReady(accepting, workspaceId, channel);
+  const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
+  if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
+  if (channel === 'telegram' && input.contentSid && !input.fallbackChain?.length) throw fieldError('contentSid', 'Only for whatsapp');
+  const text = input.text ?? (input.html !== undefined ? htmlToPlainText(input.html) : undefined);
+  const hasContent = text || template || input.contentSid || input.attachments?.length;
+  if (!hasContent) throw fieldError('text', 'Give text, html, templateId, attachments or (whatsapp) contentSid');
+  if (text && text.length > CHAT_LIMITS[channel].textChars) throw fieldError('text', `At most ${CHAT_LIMITS[channel].textChars} characters on ${channel}`);
+  if ((input.attachments?.length ?? 0) > CHAT_LIMITS[channel].attachments) {
+    throw fieldError('attachments', `At most ${CHAT_LIMITS[channel].attachments} on ${channel}`);
+  }
+  // WhatsApp delivers free-form messages only within 24 hours of the customer's last message; outside,
+  // only an approved content template. Refused here rather than accepted to fail later. (A fallback
+  // step is checked when it is sent: the customer may write meanwhile.)
+  if (options.window && channel === 'whatsapp' && !input.contentSid && !(await insideServiceWindow(db, workspaceId, to, now()))) {
+    throw fieldError('contentSid', 'Required: the customer has not written within the last 24 hours, so WhatsApp only takes an approved content template');
+  }
+  const stored: ChatContentInput = {
+    text,
+    templateVersionId: template?.versionId,
+    variables: input.variables,
+    ...(channel === 'whatsapp' && { contentSid: input.contentSid, contentVariables: input.contentVariables }),
+  };
+  return { to, template, stored };
+}
+
 /**
  * A WhatsApp or Telegram send of POST /messages, checked in the order email's are (after the idempotency
  * key, which the caller checked): the recipient, the channel's integration, the template, WhatsApp's
@@ -49,101 +97,72 @@ const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId 
  * reserved and row written together, or neither). Drafting refusals throw (POST /messages answers one send);
  * the write's own answers (quota, a racing duplicate) come back as outcomes.
  */
-export function createChatAcceptance(deps: ChatAcceptanceDeps) {
-  const { db, checks } = deps;
-  const now = deps.now ?? (() => new Date());
-
-  async function integrationReady(workspaceId: string, channel: ChatChannelName): Promise<void> {
-    const ready = channel === 'whatsapp' ? await findTwilioIntegration(db, workspaceId) : await findTelegramIntegration(db, workspaceId);
-    const route = channel === 'whatsapp' ? 'PUT /integrations/twilio' : 'PUT /integrations/telegram';
-    if (!ready) throw fieldError('channel', `The workspace has no ${channel} integration (${route})`);
-  }
-
-  /**
-   * The checks of a chat send that need nothing stored: the recipient, the integration, the template, the
-   * text's length, and (for the first channel) WhatsApp's 24-hour window. Returns the content to store.
-   */
-  async function draftChat(workspaceId: string, channel: ChatChannelName, given: string, input: ChatSendInput, options: { window: boolean }) {
-    const normalised = NORMALISE[channel](given);
-    if (!normalised.ok) throw fieldError('to', normalised.reason);
-    const to = normalised.address;
-    await integrationReady(workspaceId, channel);
-    const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
-    if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
-    if (channel === 'telegram' && input.contentSid && !input.fallbackChain?.length) throw fieldError('contentSid', 'Only for whatsapp');
-    const text = input.text ?? (input.html !== undefined ? htmlToPlainText(input.html) : undefined);
-    const hasContent = text || template || input.contentSid || input.attachments?.length;
-    if (!hasContent) throw fieldError('text', 'Give text, html, templateId, attachments or (whatsapp) contentSid');
-    if (text && text.length > CHAT_LIMITS[channel].textChars) throw fieldError('text', `At most ${CHAT_LIMITS[channel].textChars} characters on ${channel}`);
-    if ((input.attachments?.length ?? 0) > CHAT_LIMITS[channel].attachments) {
-      throw fieldError('attachments', `At most ${CHAT_LIMITS[channel].attachments} on ${channel}`);
-    }
-    // WhatsApp delivers free-form messages only within 24 hours of the customer's last message; outside,
-    // only an approved content template. Refused here rather than accepted to fail later. (A fallback
-    // step is checked when it is sent: the customer may write meanwhile.)
-    if (options.window && channel === 'whatsapp' && !input.contentSid && !(await insideServiceWindow(db, workspaceId, to, now()))) {
-      throw fieldError('contentSid', 'Required: the customer has not written within the last 24 hours, so WhatsApp only takes an approved content template');
-    }
-    const stored: ChatContentInput = {
-      text,
-      templateVersionId: template?.versionId,
-      variables: input.variables,
-      ...(channel === 'whatsapp' && { contentSid: input.contentSid, contentVariables: input.contentVariables }),
-    };
-    return { to, template, stored };
-  }
-
-  async function acceptChat(
-    principal: Sender,
-    channel: ChatChannelName,
-    target: { to: string; contactId: string | null },
-    input: ChatSendInput,
-    hash: string,
-    extraContent: Record<string, unknown> = {},
-  ): Promise<SendOutcome> {
-    const { workspaceId } = principal;
-    // With a fallback chain, a customer outside WhatsApp's window is reached on the next channel: the send
-    // is accepted, fails at delivery for the window, and falls back (docs/messages.md).
-    const { to, template, stored } = await draftChat(workspaceId, channel, target.to, input, { window: !input.fallbackChain?.length });
-    const attachments: AcceptedAttachments | null = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
-    const discard = () => attachments?.discard().catch(() => undefined);
-    try {
-      const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [input.idempotencyKey], [to], channel);
-      const earlier = accepted.get(input.idempotencyKey);
-      if (earlier) {
-        await discard();
-        return duplicateOf(earlier, hash);
-      }
-      const reason = suppressed.get(to);
-      if (reason) {
-        const droppedRecipients = [{ address: to, reason }];
-        throw new AppError('suppressed', `${to} is suppressed on ${channel} (${reason})`, { droppedRecipients });
-      }
-      const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(now()) };
-      const message = {
-        id: randomUUID(),
-        kind: 'transactional' as const,
-        channel,
-        idempotencyKey: input.idempotencyKey,
-        requestHash: hash,
-        fromAddress: null,
-        to: [to],
-        cc: [],
-        bcc: [],
-        subject: null,
-        content: { ...stored, ...extraContent, attachments: attachments?.refs ?? [] },
-        templateId: template?.id ?? null,
-        contactId: target.contactId,
-        quotaUnits: 1,
-        quotaPeriod: periodKey(quota.period),
-        droppedRecipients: [],
-      };
-      return await writeOne(db, workspaceId, quota, { message, hash, dropped: [], discard });
-    } catch (error) {
+export async function acceptChat(
+  accepting: ChatAccepting,
+  principal: Sender,
+  channel: ChatChannelName,
+  target: { to: string; contactId: string | null },
+  input: ChatSendInput,
+  hash: string,
+  extraContent: Record<string, unknown> = {},
+): Promise<SendOutcome> {
+  const { db, checks, now } = accepting;
+  const { workspaceId } = principal;
+  // With a fallback chain, a customer outside WhatsApp's window is reached on the next channel: the send
+  // is accepted, fails at delivery for the window, and falls back (docs/messages.md).
+  const { to, template, stored } = await draftChat(accepting, workspaceId, channel, target.to, input, { window: !input.fallbackChain?.length });
+  const attachments: AcceptedAttachments | null = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
+  const discard = () => attachments?.discard().catch(() => undefined);
+  try {
+    const { accepted, suppressed } = await findAcceptedAndSuppressed(db, workspaceId, [input.idempotencyKey], [to], channel);
+    const earlier = accepted.get(input.idempotencyKey);
+    if (earlier) {
       await discard();
-      throw error;
+      return duplicateOf(earlier, hash);
     }
+    const reason = suppressed.get(to);
+    if (reason) {
+      const droppedRecipients = [{ address: to, reason }];
+      throw new AppError('suppressed', `${to} is suppressed on ${channel} (${reason})`, { droppedRecipients });
+    }
+    const quota: Quota = { plan: PLANS[principal.plan], period: usagePeriodAt(now()) };
+    const message = {
+      id: randomUUID(),
+      kind: 'transactional' as const,
+      channel,
+      idempotencyKey: input.idempotencyKey,
+      requestHash: hash,
+      fromAddress: null,
+      to: [to],
+      cc: [],
+      bcc: [],
+      subject: null,
+      content: { ...stored, ...extraContent, attachments: attachments?.refs ?? [] },
+      templateId: template?.id ?? null,
+      contactId: target.contactId,
+      quotaUnits: 1,
+      quotaPeriod: periodKey(quota.period),
+      droppedRecipients: [],
+    };
+    return await writeOne(db, workspaceId, quota, { message, hash, dropped: [], discard });
+  } catch (error) {
+    await discard();
+    throw error;
   }
+}
 
-  return { acceptChat, draftChat };
+export function createChatAcceptance(deps: ChatAcceptanceDeps) {
+  const accepting: ChatAccepting = { db: deps.db, checks: deps.checks, now: deps.now ?? (() => new Date()) };
+  return {
+    acceptChat: (
+      principal: Sender,
+      channel: ChatChannelName,
+      target: { to: string; contactId: string | null },
+      input: ChatSendInput,
+      hash: string,
+      extraContent: Record<string, unknown> = {},
+    ) => acceptChat(accepting, principal, channel, target, input, hash, extraContent),
+    draftChat: (workspaceId: string, channel: ChatChannelName, given: string, input: ChatSendInput, options: { window: boolean }) =>
+      draftChat(accepting, workspaceId, channel, given, input, options),
+  };
 }

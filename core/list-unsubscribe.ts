@@ -1,6 +1,6 @@
 /**
  * The decisions: marketing sends (campaign, automation) carry a one-click unsubscribe (RFC 8058);
- * transactional sends carry none, since the API offers no way to ask for one on them.
+ * transactional sends carry none unless asked (`listUnsubscribe: true` on POST /emails: core/message-content.ts).
  */
 const MARKETING_KINDS: ReadonlySet<string> = new Set(['campaign', 'automation']);
 

@@ -1,7 +1,8 @@
 import { type AddressInput, formatMailbox, type Mailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
-import type { EmailContentInput } from '../../core/message-content';
+import { type EmailContentInput, personalized } from '../../core/message-content';
+import { analyseInlineContent } from '../../core/templates/analyse';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../attachment-sources';
@@ -26,6 +27,8 @@ export interface SendEmailInput {
   idempotencyKey: string;
   disableTracking: boolean;
   disableUtm: boolean;
+  /** A transactional send asking for the one-click unsubscribe headers and `{{ unsubscribe_url }}` (core/message-content.ts). */
+  listUnsubscribe?: boolean;
 }
 
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
@@ -72,6 +75,8 @@ export async function draftSend(
   }
   if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
   const from = await authorizedSender(checks.verifiedDomain, workspaceId, input.from, 'from');
+  // Personalized content renders as Liquid at send time: a mistake is refused now, never sent as written.
+  if (personalized('transactional', { variables: input.variables, listUnsubscribe: input.listUnsubscribe ?? false })) analyseInlineContent(input);
   const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
   if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
   // Accepting it would only defer the failure: an email cannot leave without a subject.
@@ -122,6 +127,7 @@ export function messageOf(
       attachments: draft.attachments?.refs ?? [],
       disableTracking: input.disableTracking,
       disableUtm: input.disableUtm,
+      listUnsubscribe: input.listUnsubscribe,
     } satisfies EmailContentInput,
     templateId: draft.template?.id ?? null,
     quotaUnits: recipientCount(recipients),

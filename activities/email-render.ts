@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { domainOf, parseMailboxes } from '../core/addresses';
 import { isAppError } from '../core/errors';
+import { UNSUBSCRIBE_VARIABLE } from '../core/list-unsubscribe';
 import { carriesUnsubscribe, type EmailContent, emailContentOf, personalized } from '../core/message-content';
 import { referenceHeaders } from '../core/inbox/replies';
 import { htmlToPlainText } from '../core/templates/plain-text';
@@ -69,7 +70,7 @@ function variablesOf(message: Message, content: EmailContent, unsubscribeUrl: Un
   const parsed = parseMailboxes(message.to[0] ?? '');
   const first = parsed.ok ? parsed.mailboxes[0] : undefined;
   if (!unsubscribeUrl || !first || !carriesUnsubscribe(message.kind, content)) return variables;
-  return { ...variables, unsubscribe_url: unsubscribeUrl({ workspaceId: message.workspaceId, messageId: message.id, address: first.address }) };
+  return { ...variables, [UNSUBSCRIBE_VARIABLE]: unsubscribeUrl({ workspaceId: message.workspaceId, messageId: message.id, address: first.address }) };
 }
 
 export type UnsubscribeUrl = (claims: UnsubscribeClaims) => string;

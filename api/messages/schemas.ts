@@ -59,6 +59,7 @@ export const SendMessageBody = z
       .describe('Channels to try in order when the send fails for good or is undeliverable; each a channel name or { channel, to }'),
     disableTracking: z.boolean().default(false).describe('email only'),
     disableUtm: z.boolean().default(false).describe('email only'),
+    listUnsubscribe: z.boolean().default(false).describe('email only: as on POST /emails, the one-click unsubscribe headers and {{ unsubscribe_url }}'),
   })
   .meta({
     id: 'SendMessage',

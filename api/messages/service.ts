@@ -56,6 +56,7 @@ export function emailInputOf(input: SendMessageInput, to: string): SendEmailInpu
     idempotencyKey: input.idempotencyKey,
     disableTracking: input.disableTracking,
     disableUtm: input.disableUtm,
+    listUnsubscribe: input.listUnsubscribe,
   };
 }
 

@@ -2,6 +2,7 @@ import { type AddressInput, formatMailbox, type Mailbox } from '../../core/addre
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
 import { type EmailContentInput, personalized } from '../../core/message-content';
+import { mentionsUnsubscribeUrl, UNSUBSCRIBE_VARIABLE } from '../../core/list-unsubscribe';
 import { analyseInlineContent } from '../../core/templates/analyse';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
@@ -31,6 +32,14 @@ export interface SendEmailInput {
   listUnsubscribe?: boolean;
 }
 
+/** A template a send names: its current version (pinned), whether it has a subject, the variables it uses. */
+export interface TemplateFound {
+  id: string;
+  versionId: string;
+  hasSubject: boolean;
+  variables: string[];
+}
+
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
 export interface SendChecks {
   /** The sending domain if it is verified for the workspace, with its default display name. */
@@ -39,7 +48,7 @@ export interface SendChecks {
    * The template and its current version, which the message pins so a later edit cannot change it, and
    * whether that version has a subject of its own.
    */
-  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string; hasSubject: boolean } | null>;
+  templateExists(workspaceId: string, idOrName: string): Promise<TemplateFound | null>;
   /** Checks and stores the send's attachment items; returns references to keep with the message. */
   prepareAttachments(workspaceId: string, items: NonNullable<SendEmailInput['attachments']>): Promise<AcceptedAttachments>;
 }
@@ -50,7 +59,7 @@ export interface Draft {
   hash: string;
   from: Mailbox;
   recipients: Recipients;
-  template: { id: string; versionId: string; hasSubject: boolean } | null;
+  template: TemplateFound | null;
   attachments: AcceptedAttachments | null;
 }
 
@@ -83,8 +92,20 @@ export async function draftSend(
   if (template && input.subject === undefined && !template.hasSubject) {
     throw fieldError('subject', `Required: the template ${input.templateId} has no subject`);
   }
+  checkUnsubscribeAsked(input, template);
   const attachments = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
   return { input, hash, from, recipients: parsed.recipients, template, attachments };
+}
+
+/**
+ * `{{ unsubscribe_url }}` in a transactional send that did not ask for the unsubscribe would go out empty (or
+ * as written): refused, naming the option that provides the link, unless the send's variables give one.
+ */
+function checkUnsubscribeAsked(input: SendEmailInput, template: TemplateFound | null): void {
+  if (input.listUnsubscribe || input.variables?.[UNSUBSCRIBE_VARIABLE] !== undefined) return;
+  if (template?.variables.includes(UNSUBSCRIBE_VARIABLE) || mentionsUnsubscribeUrl(input.subject, input.html, input.text)) {
+    throw fieldError('listUnsubscribe', `The content uses {{ ${UNSUBSCRIBE_VARIABLE} }}: set listUnsubscribe to true for the link (and its List-Unsubscribe headers)`);
+  }
 }
 
 /** Every address a send goes to, lower-cased (none if its recipients do not parse), for suppression lookups. */

@@ -123,6 +123,23 @@ describe('transactional mail', () => {
     expect(JSON.stringify(suppressions.body)).toContain(to);
   });
 
+  it('{{ unsubscribe_url }} without listUnsubscribe is refused with 422 on listUnsubscribe, inline or in the template, never sent empty', async () => {
+    const { call, domain } = await sender();
+    const base = { from: `shop@${domain}`, to: 'ann@example.org', subject: 'S', idempotencyKey: randomUUID() };
+    expect(await call('POST', '/emails', { ...base, html: '<a href="{{ unsubscribe_url }}">stop</a>' })).toMatchObject({
+      status: 422,
+      body: { error: { fieldErrors: { listUnsubscribe: [expect.stringMatching(/unsubscribe_url/)] } } },
+    });
+    const name = `footer-${randomUUID().slice(0, 8)}`;
+    await call('POST', '/templates', { name, format: 'blocks', subject: 'News', body: [{ type: 'text', text: 'Hi' }, { type: 'footer', text: '[Unsubscribe]({{ unsubscribe_url }})' }] });
+    expect(await call('POST', '/emails', { ...base, templateId: name, variables: {} })).toMatchObject({ status: 422, body: { error: { fieldErrors: { listUnsubscribe: expect.any(Array) } } } });
+    const to = `footer-${randomUUID().slice(0, 8)}@example.org`;
+    expect(await call('POST', '/emails', { ...base, to, templateId: name, listUnsubscribe: true })).toMatchObject({ status: 202 });
+    // The blocks footer's link is the header's.
+    const mail = await delivered(to);
+    expect(mail.html).toContain(`href="${headerLink(mail)}"`);
+  });
+
   it('without listUnsubscribe or variables, no headers are added and braces stay as written', async () => {
     const { call, domain } = await sender();
     const to = `t-${randomUUID().slice(0, 8)}@example.org`;

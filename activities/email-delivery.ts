@@ -1,11 +1,11 @@
 import type { Sequelize } from 'sequelize';
 import { createGroupBatcher } from '../core/group-batcher';
 import { formatMailbox, parseMailboxes, type Mailbox } from '../core/addresses';
-import { isMarketing, listUnsubscribeHeaders } from '../core/list-unsubscribe';
+import { listUnsubscribeHeaders } from '../core/list-unsubscribe';
 import type { SuppressionReason } from '../core/suppressions';
 import type { UnsubscribeClaims } from '../core/unsubscribe-token';
 import { dropRecipients, failMessage } from '../db/repositories/message-delivery';
-import { emailContentOf, isRenderedChat } from '../core/message-content';
+import { carriesUnsubscribe, emailContentOf, isRenderedChat } from '../core/message-content';
 import type { Message, RenderedEmail, RenderedMessage } from '../db/repositories/messages';
 import type { PaceLimit } from '../db/send-pacer';
 import { findSuppressed } from '../db/repositories/suppressions';
@@ -95,11 +95,12 @@ export async function withoutSuppressed({ db, observer }: EmailDeliveryDeps, sup
 }
 
 /**
- * Marketing mail gets RFC 8058 one-click unsubscribe headers. One header holds one link, so it names the
- * first `to` recipient still on the message: marketing messages are addressed to one contact each.
+ * Marketing mail, and transactional mail that asked (`listUnsubscribe`), gets RFC 8058 one-click
+ * unsubscribe headers. One header holds one link, so it names the first `to` recipient still on the
+ * message: marketing messages are addressed to one contact each.
  */
 export function unsubscribeHeaders(deps: Pick<EmailDeliveryDeps, 'unsubscribeUrl'>, message: Message, to: Mailbox[]): Record<string, string> {
-  if (!isMarketing(message.kind) || to.length === 0) return {};
+  if (!carriesUnsubscribe(message.kind, emailContentOf(message.content)) || to.length === 0) return {};
   return listUnsubscribeHeaders(deps.unsubscribeUrl({ workspaceId: message.workspaceId, messageId: message.id, address: to[0].address }));
 }
 

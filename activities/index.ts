@@ -159,10 +159,12 @@ export function createActivities(deps: ActivityDeps) {
           suppress,
           // SES reports bounces itself (SNS); SMTP mail collects them on VERP return paths at our MX.
           ...(config.EMAIL_PROVIDER === 'smtp' && { returnPathDomain: returnPathDomains(db) }),
-          render: createEmailRenderer(db, templateRenderer, {
-            baseUrl: config.PUBLIC_BASE_URL,
-            key: trackingKey(keyring.current.key),
-          }),
+          render: createEmailRenderer(
+            db,
+            templateRenderer,
+            { baseUrl: config.PUBLIC_BASE_URL, key: trackingKey(keyring.current.key) },
+            (claims) => unsubscribeUrl(config.PUBLIC_BASE_URL, unsubscribe.sign(claims)),
+          ),
           sign: createDkimSigner(db, keyring),
           unsubscribeUrl: (claims) => unsubscribeUrl(config.PUBLIC_BASE_URL, unsubscribe.sign(claims)),
           // An attachment deleted after the send was accepted is left out, not a failure (the spec's state table).

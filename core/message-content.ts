@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isMarketing } from './list-unsubscribe';
 
 /**
  * What a message says, per channel: the one typed content model that acceptance writes and the send path
@@ -47,6 +48,11 @@ export const EmailContentSchema = z.object({
   attachments: z.array(AttachmentRefSchema).default([]),
   disableTracking: z.boolean().default(false),
   disableUtm: z.boolean().default(false),
+  /**
+   * A transactional send that asked for the one-click unsubscribe (POST /emails `listUnsubscribe`): it gets
+   * the List-Unsubscribe headers and `{{ unsubscribe_url }}` as marketing mail always does.
+   */
+  listUnsubscribe: z.boolean().default(false),
   /** utm_campaign of the links: the campaign's or automation's name, set by their sends; transactional sends leave it out. */
   utmCampaign: z.string().optional(),
   /**
@@ -58,6 +64,22 @@ export const EmailContentSchema = z.object({
 });
 
 export type EmailContent = z.infer<typeof EmailContentSchema>;
+
+/** Whether a message carries the one-click unsubscribe (headers and `{{ unsubscribe_url }}`): marketing mail always, transactional mail when asked. */
+export function carriesUnsubscribe(kind: string, content: Pick<EmailContent, 'listUnsubscribe'>): boolean {
+  return isMarketing(kind) || content.listUnsubscribe;
+}
+
+/**
+ * Whether a message's own subject, html and text render as Liquid with its variables, exactly as a
+ * template's would (docs/templates-and-attachments.md): always for marketing mail (a campaign's contact,
+ * the unsubscribe link), and for a transactional send that gives `variables` or asks for the unsubscribe
+ * link. Any other transactional content goes out as written, so braces in a body that never asked to be
+ * personalized (a code sample) stay literal.
+ */
+export function personalized(kind: string, content: Pick<EmailContent, 'listUnsubscribe' | 'variables'>): boolean {
+  return carriesUnsubscribe(kind, content) || content.variables !== undefined;
+}
 export type EmailContentInput = z.input<typeof EmailContentSchema>;
 
 /**

@@ -45,7 +45,10 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     bodyLimit: 'large',
     responses: {
       201: { description: 'The draft', schema: CampaignDetailSchema },
-      422: { description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused', schema: InputErrorSchema },
+      422: {
+        description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused, template_invalid (subject, html or text does not parse)',
+        schema: InputErrorSchema,
+      },
     },
     handle: async ({ principal, body }) => {
       const campaign = await campaigns.create(principal.workspaceId, body);
@@ -95,7 +98,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
       403: { description: 'domain_not_verified' },
       404: NOT_FOUND,
       409: { description: 'Not a draft' },
-      422: { description: 'confirmation_required, confirmation_invalid, or the draft is incomplete (fieldErrors)' },
+      422: { description: 'confirmation_required, confirmation_invalid, the draft is incomplete (fieldErrors), or template_invalid (its content does not parse)' },
       503: { description: 'The background workers cannot be reached; the campaign stays a draft' },
     },
     handle: async ({ principal, params, body }) => ({ status: 202, body: await sending.send(principal, params.id, body, new Date()) }),

@@ -19,9 +19,16 @@ const draftFields = {
   listId: z.uuid().nullable().optional().describe('The static list to send to (or segmentId); giving one clears the other'),
   segmentId: z.uuid().nullable().optional().describe('The segment to send to, evaluated when the campaign starts'),
   fromAddress: mailbox.nullable().optional().describe('<address> or <Name> <address> on a verified domain (checked at send)'),
-  subject: subject.nullable().optional().describe('Required to send unless the template supplies one'),
-  html: z.string().nullable().optional().describe('The body; or text alone, or templateId'),
-  text: z.string().nullable().optional().describe('Plain-text part; derived from html when absent'),
+  subject: subject.nullable().optional().describe('Required to send unless the template supplies one. Liquid, rendered per contact as html is'),
+  html: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'The body; or text alone, or templateId. Liquid rendered per contact as a template is ({{ first_name }}, {{ contact.email }}, ' +
+        '{{ unsubscribe_url }}); content that does not parse is 422 template_invalid naming the field',
+    ),
+  text: z.string().nullable().optional().describe('Plain-text part (Liquid, as html); derived from the rendered html when absent'),
   templateId: z
     .string()
     .min(1)

@@ -3,7 +3,7 @@ import { needsConfirmation } from '../../core/campaigns';
 import { AppError } from '../../core/errors';
 import type { EmailContentInput } from '../../core/message-content';
 import { PLANS, type PlanName, quotaAllows, quotaExceeded, usagePeriodAt } from '../../core/plans';
-import { htmlToPlainText } from '../../core/templates/plain-text';
+import { analyseInlineContent } from '../../core/templates/analyse';
 import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
 import {
   beginSend,
@@ -39,6 +39,9 @@ async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord
   if (campaign.html === null && campaign.text === null && !template) fieldErrors.html = ['Give html, text or templateId to send'];
   if (campaign.subject === null && !template?.subject?.trim()) fieldErrors.subject = ['Required to send unless the template supplies it'];
   if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
+  // Each message renders its own subject, html and text with its contact (activities/email-render.ts): a
+  // draft saved before that was checked is refused here rather than failing recipient by recipient.
+  analyseInlineContent(campaign);
   const from = await authorizedSender(deps.verifiedDomain, campaign.workspaceId, campaign.fromAddress as string, 'fromAddress');
   const content: EmailContentInput = {
     replyTo: campaign.replyTo,
@@ -49,8 +52,7 @@ async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord
     utmCampaign: campaign.name,
   };
   if (template) content.templateVersionId = template.versionId;
-  else if (campaign.html !== null) Object.assign(content, { html: campaign.html, text: campaign.text ?? htmlToPlainText(campaign.html) });
-  else content.text = campaign.text ?? undefined;
+  else Object.assign(content, { html: campaign.html ?? undefined, text: campaign.text ?? undefined });
   return { from: formatMailbox(from), subject: campaign.subject, content };
 }
 

@@ -7,6 +7,7 @@ import type { CampaignCounters } from '../../core/campaign-metrics';
 import { CONFIRMATION_TTL_MS } from '../../core/campaigns';
 import type { ConfirmationTokens } from '../../core/confirmation-token';
 import { AppError } from '../../core/errors';
+import { analyseInlineContent } from '../../core/templates/analyse';
 import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
 import { campaignCounters } from '../../db/repositories/campaign-counters';
 import {
@@ -69,6 +70,8 @@ async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input
     if (input.templateId !== null && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
     change.templateId = template?.id ?? null;
   }
+  // The campaign's own content renders with each contact as a template does: its Liquid is checked now (422 naming the field).
+  analyseInlineContent(input);
   for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime', 'holdoutPercent'] as const) {
     if (input[key] !== undefined) Object.assign(change, { [key]: input[key] });
   }

@@ -16,11 +16,21 @@ export const SendEmailBody = z
     cc: addressList(50).optional(),
     bcc: addressList(50).optional(),
     templateId: z.string().min(1).max(TEMPLATE_LIMITS.name.max).optional().describe('Template id (uuid) or name'),
-    variables: VariablesSchema.optional(),
+    variables: VariablesSchema.optional().describe(
+      'Liquid variables of the template, or of subject, html and text themselves (given variables, they render as a template does; ' +
+        'content that does not parse is 422 template_invalid naming the field)',
+    ),
     attachments: AttachmentSourcesSchema.optional(),
     idempotencyKey: z.string().min(8).max(255),
     disableTracking: z.boolean().default(false),
     disableUtm: z.boolean().default(false),
+    listUnsubscribe: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Adds the one-click unsubscribe marketing mail carries: List-Unsubscribe and List-Unsubscribe-Post (RFC 8058) naming the first to ' +
+          'recipient, and {{ unsubscribe_url }}, the same link, in subject, html, text or the template (which then render as Liquid)',
+      ),
   })
   .refine((body) => body.html !== undefined || body.text !== undefined || body.templateId !== undefined, {
     message: 'Give html, text or templateId',

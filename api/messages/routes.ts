@@ -26,7 +26,7 @@ export function messageRoutes(routes: RouteTable, messages: MessageService): voi
       402: QUOTA_EXCEEDED_RESPONSE,
       403: { description: 'domain_not_verified (email)' },
       404: { description: 'No such contact' },
-      409: { description: 'suppressed: the recipient is suppressed on the channel' },
+      409: { description: 'suppressed: the recipient is suppressed on the channel (with a fallbackChain: on every channel of it)' },
     },
     handle: async ({ principal, body }) => reply(await messages.send(principal, body), body.idempotencyKey),
   });

@@ -21,7 +21,15 @@ export const SendMessageBody = z
       .optional()
       .describe('email: an address; whatsapp: E.164 (+14155550100); telegram: a numeric chat id. Required unless contactId is given'),
     contactId: z.uuid().optional().describe('The contact this message is for; without channel (or to), its identities choose'),
-    from: z.string().min(1).max(MAX_MAILBOX_CHARS).optional().describe('email only, and required there: a sender on a verified domain'),
+    from: z
+      .string()
+      .min(1)
+      .max(MAX_MAILBOX_CHARS)
+      .optional()
+      .describe(
+        'email only: a sender on a verified domain. Absent: the workspace\'s default sender (the defaultFromAddress of the verified ' +
+          'domain verified first among those with one); 422 on from when there is none',
+      ),
     subject: SubjectSchema.optional().describe('email only'),
     html: z.string().optional().describe('email; chat channels send its plain text'),
     text: z.string().optional().describe('The chat text (shown as written, no markup); the email plain-text part'),
@@ -51,6 +59,7 @@ export const SendMessageBody = z
       .describe('Channels to try in order when the send fails for good or is undeliverable; each a channel name or { channel, to }'),
     disableTracking: z.boolean().default(false).describe('email only'),
     disableUtm: z.boolean().default(false).describe('email only'),
+    listUnsubscribe: z.boolean().default(false).describe('email only: as on POST /emails, the one-click unsubscribe headers and {{ unsubscribe_url }}'),
   })
   .meta({
     id: 'SendMessage',
@@ -58,7 +67,8 @@ export const SendMessageBody = z
       'Not expressed here, answered 422 naming the field: `to` must be of the channel\'s kind (an address, an E.164 ' +
       'number, a chat id); the channel\'s integration must be saved in the workspace; free-form WhatsApp text needs the ' +
       'contact\'s 24-hour window (else contentSid); without channel, the contact must have a verified identity with consent; ' +
-      'email follows POST /emails (from on a verified domain, subject unless the template gives one).',
+      'email follows POST /emails (from on a verified domain, else the default sender; subject unless the template gives one). ' +
+      'With a fallbackChain, a recipient suppressed on a channel is sent on the next one (409 only when suppressed on every one).',
   });
 
 export type SendMessageInput = z.infer<typeof SendMessageBody>;
@@ -69,7 +79,10 @@ export const MessageAcceptedSchema = z
     status: z.enum(['queued', 'duplicate']).describe('`queued` when accepted, `duplicate` for a repeated idempotencyKey'),
     channel: z.enum(CHANNELS).optional().describe('The channel the message goes on (on acceptance)'),
     idempotencyKey: z.string(),
-    droppedRecipients: z.array(z.object({ address: z.string(), reason: z.string() })).optional(),
+    droppedRecipients: z
+      .array(z.object({ address: z.string(), reason: z.string() }))
+      .optional()
+      .describe('Suppressed copies left out; with a fallbackChain, also the addresses of channels skipped because suppressed there'),
     bodyMismatch: z.boolean().optional().describe('On a duplicate: the repeat carried a different body'),
   })
   .meta({ id: 'MessageAccepted' });

@@ -59,3 +59,27 @@ export function analyseTemplate(content: TemplateContent): { variables: string[]
   }
   return { variables: [...variables] };
 }
+
+/** A send's or campaign's own content, which renders with its variables when it is personalized (core/message-content.ts). */
+export interface InlineContent {
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+}
+
+/**
+ * Checks inline content as a template's is checked when saved, each piece under its own field name, so a
+ * mistake is a 422 `template_invalid` naming `subject`, `html` or `text` before anything is accepted, rather
+ * than a message that fails at send time (or, worse, one sent with its merge tags written out).
+ */
+export function analyseInlineContent(content: InlineContent): { variables: string[] } {
+  const variables = new Set<string>();
+  const pieces: LiquidPiece[] = [];
+  if (content.subject) pieces.push({ field: 'subject', source: content.subject, escaping: 'text' });
+  if (content.html) pieces.push({ field: 'html', source: content.html, escaping: 'html' });
+  if (content.text) pieces.push({ field: 'text', source: content.text, escaping: 'text' });
+  for (const piece of pieces) {
+    for (const variable of liquidVariables(parseLiquid(piece.source, piece.escaping, piece.field), piece.escaping)) variables.add(variable);
+  }
+  return { variables: [...variables] };
+}

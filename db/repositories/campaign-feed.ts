@@ -77,8 +77,10 @@ export async function dueRecipients(
  * moves its `materialized` mark, in one statement. Each message's id is derived from the campaign and the
  * contact, so a page written twice (a retried activity, a rewind after a pause) inserts nothing twice.
  * Campaign messages are priority 3 (the lowest: their kind, migration 0010) and carry one unit of the
- * quota the snapshot reserved. A template's messages get the contact as variables (`contact.*`: its
- * attributes, `id` and `email`). Returns whether the campaign was sending, and how many were new.
+ * quota the snapshot reserved. Every message gets its contact as variables, for a template and for the
+ * campaign's own subject, html and text alike (activities/email-render.ts renders both): `contact.*` (its
+ * attributes, `id` and `email`) and each attribute by its own name (`first_name`), as a send's `variables`
+ * would name it. Returns whether the campaign was sending, and how many were new.
  */
 export async function writePage(
   db: Sequelize,
@@ -101,10 +103,8 @@ export async function writePage(
          subject, content, template_id, campaign_id, contact_id, quota_units, quota_period)
        SELECT campaign_message_id(k.id, p.contact_id), k.workspace_id, 'campaign', 'email', 'queued',
          'campaign:' || k.id || ':' || p.contact_id, 'campaign', k.message_from, ARRAY[p.address], k.message_subject,
-         CASE WHEN k.message_content ? 'templateVersionId'
-           THEN k.message_content || jsonb_build_object('variables', jsonb_build_object('contact',
-             COALESCE(c.attributes, '{}'::jsonb) || jsonb_build_object('id', p.contact_id, 'email', p.address)))
-           ELSE k.message_content END,
+         k.message_content || jsonb_build_object('variables', COALESCE(c.attributes, '{}'::jsonb) || jsonb_build_object('contact',
+           COALESCE(c.attributes, '{}'::jsonb) || jsonb_build_object('id', p.contact_id, 'email', p.address))),
          k.template_id, k.id, p.contact_id, 1, k.quota_period
        FROM campaign k CROSS JOIN page p
        LEFT JOIN contacts c ON c.workspace_id = k.workspace_id AND c.id = p.contact_id

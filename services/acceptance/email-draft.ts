@@ -1,7 +1,9 @@
 import { type AddressInput, formatMailbox, type Mailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
-import type { EmailContentInput } from '../../core/message-content';
+import { type EmailContentInput, personalized } from '../../core/message-content';
+import { mentionsUnsubscribeUrl, UNSUBSCRIBE_VARIABLE } from '../../core/list-unsubscribe';
+import { analyseInlineContent } from '../../core/templates/analyse';
 import { dropSuppressed, parseRecipients, type Recipients, type RecipientsResult, recipientCount } from '../../core/recipients';
 import type { DroppedRecipient, NewMessage } from '../../db/repositories/messages';
 import type { AcceptedAttachments } from '../attachment-sources';
@@ -26,6 +28,16 @@ export interface SendEmailInput {
   idempotencyKey: string;
   disableTracking: boolean;
   disableUtm: boolean;
+  /** A transactional send asking for the one-click unsubscribe headers and `{{ unsubscribe_url }}` (core/message-content.ts). */
+  listUnsubscribe?: boolean;
+}
+
+/** A template a send names: its current version (pinned), whether it has a subject, the variables it uses. */
+export interface TemplateFound {
+  id: string;
+  versionId: string;
+  hasSubject: boolean;
+  variables: string[];
 }
 
 /** What acceptance needs from other areas, as functions, so each check stays where its data lives. */
@@ -36,7 +48,7 @@ export interface SendChecks {
    * The template and its current version, which the message pins so a later edit cannot change it, and
    * whether that version has a subject of its own.
    */
-  templateExists(workspaceId: string, idOrName: string): Promise<{ id: string; versionId: string; hasSubject: boolean } | null>;
+  templateExists(workspaceId: string, idOrName: string): Promise<TemplateFound | null>;
   /** Checks and stores the send's attachment items; returns references to keep with the message. */
   prepareAttachments(workspaceId: string, items: NonNullable<SendEmailInput['attachments']>): Promise<AcceptedAttachments>;
 }
@@ -47,7 +59,7 @@ export interface Draft {
   hash: string;
   from: Mailbox;
   recipients: Recipients;
-  template: { id: string; versionId: string; hasSubject: boolean } | null;
+  template: TemplateFound | null;
   attachments: AcceptedAttachments | null;
 }
 
@@ -72,14 +84,28 @@ export async function draftSend(
   }
   if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
   const from = await authorizedSender(checks.verifiedDomain, workspaceId, input.from, 'from');
+  // Personalized content renders as Liquid at send time: a mistake is refused now, never sent as written.
+  if (personalized('transactional', { variables: input.variables, listUnsubscribe: input.listUnsubscribe ?? false })) analyseInlineContent(input);
   const template = input.templateId ? await checks.templateExists(workspaceId, input.templateId) : null;
   if (input.templateId && !template) throw new AppError('template_not_found', `No template ${input.templateId}`);
   // Accepting it would only defer the failure: an email cannot leave without a subject.
   if (template && input.subject === undefined && !template.hasSubject) {
     throw fieldError('subject', `Required: the template ${input.templateId} has no subject`);
   }
+  checkUnsubscribeAsked(input, template);
   const attachments = input.attachments?.length ? await checks.prepareAttachments(workspaceId, input.attachments) : null;
   return { input, hash, from, recipients: parsed.recipients, template, attachments };
+}
+
+/**
+ * `{{ unsubscribe_url }}` in a transactional send that did not ask for the unsubscribe would go out empty (or
+ * as written): refused, naming the option that provides the link, unless the send's variables give one.
+ */
+function checkUnsubscribeAsked(input: SendEmailInput, template: TemplateFound | null): void {
+  if (input.listUnsubscribe || input.variables?.[UNSUBSCRIBE_VARIABLE] !== undefined) return;
+  if (template?.variables.includes(UNSUBSCRIBE_VARIABLE) || mentionsUnsubscribeUrl(input.subject, input.html, input.text)) {
+    throw fieldError('listUnsubscribe', `The content uses {{ ${UNSUBSCRIBE_VARIABLE} }}: set listUnsubscribe to true for the link (and its List-Unsubscribe headers)`);
+  }
 }
 
 /** Every address a send goes to, lower-cased (none if its recipients do not parse), for suppression lookups. */
@@ -122,6 +148,7 @@ export function messageOf(
       attachments: draft.attachments?.refs ?? [],
       disableTracking: input.disableTracking,
       disableUtm: input.disableUtm,
+      listUnsubscribe: input.listUnsubscribe,
     } satisfies EmailContentInput,
     templateId: draft.template?.id ?? null,
     quotaUnits: recipientCount(recipients),

@@ -27,7 +27,7 @@ export function createSendChecks(deps: { db: Sequelize; verifiedDomain: Verified
     verifiedDomain: deps.verifiedDomain,
     templateExists: async (workspaceId, idOrName) => {
       const template = await findTemplateByIdOrName(db, workspaceId, idOrName);
-      return template ? { id: template.id, versionId: template.versionId, hasSubject: Boolean(template.subject?.trim()) } : null;
+      return template ? { id: template.id, versionId: template.versionId, hasSubject: Boolean(template.subject?.trim()), variables: template.variables } : null;
     },
     prepareAttachments: (workspaceId, items) => sources.accept(workspaceId, items),
   };

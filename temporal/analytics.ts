@@ -2,6 +2,7 @@ import { type Client, type WorkflowHandle, WorkflowFailedError, WorkflowNotFound
 import { type AnalyticsSyncRequest, analyticsSyncWorkflowId } from '../core/analytics/sync';
 import { analyticsSyncProgressQuery, analyticsSyncWorkflow } from '../workflows/analytics-sync';
 import { controlPlaneStart } from './control-plane';
+import { withDeadline } from './deadline';
 
 /**
  * A conversion sync on the control plane's queue, fair between workspaces. A sync of the same source that
@@ -22,10 +23,17 @@ export function analyticsSyncProgress(handle: WorkflowHandle<typeof analyticsSyn
   return handle.query(analyticsSyncProgressQuery);
 }
 
-/** Where one sync stands, as its status URL reports it. `imported` is null only when a failed sync's count cannot be read. */
+/**
+ * Where one sync stands, as its status URL reports it. `imported` is null when the count cannot be read
+ * right now: a running sync's count is asked of a worker, which may be busy or away.
+ */
 export type AnalyticsSyncState =
-  | { status: 'running' | 'succeeded'; imported: number; error: null }
+  | { status: 'running'; imported: number | null; error: null }
+  | { status: 'succeeded'; imported: number; error: null }
   | { status: 'failed'; imported: number | null; error: string };
+
+/** How long the status route waits for a worker to answer a sync's count. */
+const PROGRESS_WAIT_MS = 2_000;
 
 /** Continue-as-new hops followed at most (one every 200 pages: far more pages than any sync has). */
 const MAX_RUNS_FOLLOWED = 50;
@@ -49,9 +57,9 @@ export async function analyticsSyncState(client: Client, workflowId: string, run
       if (error instanceof WorkflowNotFoundError) return null;
       throw error;
     }
-    if (status === 'RUNNING') return { status: 'running', imported: (await handle.query(analyticsSyncProgressQuery)).imported, error: null };
+    if (status === 'RUNNING') return { status: 'running', imported: await progressOf(client, handle), error: null };
     if (status === 'COMPLETED') return { status: 'succeeded', imported: (await handle.result()).imported, error: null };
-    if (status !== 'CONTINUED_AS_NEW') return { status: 'failed', imported: await closedProgress(handle), error: await failureOf(handle, status) };
+    if (status !== 'CONTINUED_AS_NEW') return { status: 'failed', imported: await progressOf(client, handle), error: await failureOf(handle, status) };
     const history = await client.workflowService.getWorkflowExecutionHistory({
       namespace: client.options.namespace,
       execution: { workflowId, runId: current },
@@ -74,9 +82,14 @@ async function failureOf(handle: WorkflowHandle<typeof analyticsSyncWorkflow>, s
   return `The sync ended: ${status.toLowerCase()}`;
 }
 
-/** A closed run's count, read by a query a worker answers by replaying it; null if no worker answers in time. */
-async function closedProgress(handle: WorkflowHandle<typeof analyticsSyncWorkflow>): Promise<number | null> {
-  const answer = handle.query(analyticsSyncProgressQuery).then((progress) => progress.imported);
-  answer.catch(() => undefined);
-  return Promise.race([answer, new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref())]).catch(() => null);
+/**
+ * A run's count, by the progress query a worker answers (a closed run's by replaying it); null when no
+ * worker answers in time, so the status route never hangs on a worker that is away.
+ */
+async function progressOf(client: Client, handle: WorkflowHandle<typeof analyticsSyncWorkflow>): Promise<number | null> {
+  try {
+    return (await withDeadline(client, PROGRESS_WAIT_MS, () => handle.query(analyticsSyncProgressQuery))).imported;
+  } catch {
+    return null;
+  }
 }

@@ -78,7 +78,7 @@ export const AnalyticsSyncStatusSchema = z
   .object({
     syncId: z.string(),
     status: z.enum(['running', 'succeeded', 'failed']),
-    imported: z.int().nullable().describe('Conversions newly recorded: so far while running, in all when succeeded; null only for a failed sync whose count cannot be read'),
+    imported: z.int().nullable().describe('Conversions newly recorded: so far while running, in all when succeeded; null when the count cannot be read right now (no worker answered in 2 s)'),
     error: z.string().nullable().describe('Why the sync failed (Matomo\'s refusal or outage, a CSV row that breaks a rule)'),
   })
   .meta({ id: 'AnalyticsSyncStatus' });

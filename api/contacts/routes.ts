@@ -123,13 +123,17 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService, tele
   });
 
   routes.get('/contacts/:id/journey', 'contacts:read', {
-    summary: 'The contact\'s timeline, newest first',
+    summary: 'The contact\'s timeline, newest first: sends of every kind with their engagement, touches, conversions, journeys, received mail, notes',
     params: ContactParams,
     query: JourneyQuery,
-    responses: { 200: { description: 'Entries known so far', schema: ContactJourneySchema }, 404: { description: 'No such contact' } },
+    responses: {
+      200: { description: 'A page of entries, and nextCursor for the next (null at the end)', schema: ContactJourneySchema },
+      404: { description: 'No such contact' },
+      422: { description: 'A cursor this timeline did not give (cursor)', schema: ValidationErrorSchema },
+    },
     handle: async ({ principal, params, query }) => {
-      const entries = await contacts.journey(principal.workspaceId, params.id, query);
-      return ok({ data: entries.map((entry) => ({ ...entry, at: entry.at.toISOString() })) });
+      const { entries, nextCursor } = await contacts.journey(principal.workspaceId, params.id, query);
+      return ok({ data: entries.map((entry) => ({ ...entry, at: entry.at.toISOString() })), nextCursor });
     },
   });
 }

@@ -130,20 +130,54 @@ export const ContactDeletedSchema = z
 export const JourneyQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(100).default(50),
-    before: z.iso.datetime({ offset: true }).optional().describe('Only entries before this moment (the last entry\'s at pages back)'),
+    cursor: z.string().min(1).max(400).optional().describe('The nextCursor of the previous page: the entries after it, with no repeat or gap'),
+    before: z.iso.datetime({ offset: true }).optional().describe('Only entries strictly before this moment (ignored with cursor; entries sharing the moment are not split reliably: prefer cursor)'),
   });
 
 export const ContactJourneyEntrySchema = z
   .object({
     type: z.enum(['message_sent', 'email_received', 'touch', 'conversion', 'note', 'enrollment']),
     at: z.iso.datetime(),
-    kind: z.string().optional().describe('touch: event, for a behavioural event; message_sent: automation, for a journey message; note: automation, for a skipped journey step'),
-    name: z.string().optional().describe('touch: the event name'),
+    kind: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'message_sent: transactional, campaign or automation; touch: the clicked message\'s kind, event (a behavioural event) or analytics (a visit the analytics sync brought); conversion: the kind its last touch credits (attributedKind); note: automation',
+      ),
+    name: z.string().optional().describe('touch: the event name (or the conversion an analytics visit led to); conversion: its name'),
+    test: z.boolean().describe('conversion: a store\'s test order (shown here, left out of every report); false on every other entry'),
+    events: z
+      .object({
+        openedHuman: z.int(),
+        openedMachine: z.int(),
+        clicks: z.int(),
+        contentClicks: z.int(),
+        links: z.array(z.string()).describe('Distinct clicked URLs'),
+        lastLinkUrl: z.string().nullable(),
+        bounced: z.boolean(),
+        unsubscribed: z.boolean(),
+      })
+      .optional()
+      .describe('message_sent by email: the engagement summary of the message'),
+    campaignId: z.uuid().nullable().optional().describe('message_sent of a campaign; touch and conversion: the campaign credited'),
+    campaignName: z.string().nullable().optional().describe('message_sent of a campaign'),
+    url: z.string().optional().describe('touch (a click): the clicked link\'s canonical URL'),
+    isContent: z.boolean().optional().describe('touch (a click): a content link (not the logo, images, header/footer or social)'),
+    utmSource: z.string().nullable().optional().describe('touch and conversion: utm_source of the link (null when it carried none: a click is a touch all the same)'),
+    utmMedium: z.string().nullable().optional(),
+    utmCampaign: z.string().nullable().optional(),
+    conversionId: z.uuid().optional().describe('conversion, and the analytics touch it carried'),
+    conversionSource: z.enum(['event', 'order', 'analytics']).optional().describe('conversion: where it was recorded from'),
+    valueCents: z.int().optional().describe('conversion'),
+    currency: z.string().nullable().optional().describe('conversion'),
+    touchpoints: z.int().optional().describe('conversion: touches in its lookback window'),
+    orderId: z.uuid().optional().describe('conversion of an order'),
     phase: z.enum(['entered', 'current', 'exited']).optional().describe('enrollment: entered, where it stands now (active only), or exited'),
     enrollmentId: z.uuid().optional(),
     automationId: z.uuid().nullable().optional(),
     automationName: z.string().optional(),
-    status: z.string().optional().describe('enrollment: active, completed or exited; message_sent: the message status; note of kind automation: skipped'),
+    status: z.string().nullable().optional().describe('enrollment: active, completed or exited; message_sent: the message status; conversion of an order: placed, fulfilled or cancelled; note of kind automation: skipped'),
     skipReason: z
       .string()
       .optional()
@@ -152,7 +186,7 @@ export const ContactJourneyEntrySchema = z
     nodeType: z.string().nullable().optional(),
     nodeLabel: z.string().nullable().optional().describe('The node\'s label; for a message step, the email subject'),
     exitReason: z.string().nullable().optional().describe('enrollment (exited): completed, exit_node, goal_reached, manual, archived'),
-    messageId: z.uuid().optional().describe('message_sent'),
+    messageId: z.uuid().nullable().optional().describe('message_sent; touch (a click) and conversion: the message clicked or credited'),
     channel: z.string().optional().describe('message_sent'),
     subject: z.string().nullable().optional().describe('message_sent and email_received'),
     to: z
@@ -170,7 +204,12 @@ export const ContactJourneyEntrySchema = z
   .loose()
   .meta({ id: 'ContactJourneyEntry' });
 
-export const ContactJourneySchema = z.object({ data: z.array(ContactJourneyEntrySchema) }).meta({ id: 'ContactJourney' });
+export const ContactJourneySchema = z
+  .object({
+    data: z.array(ContactJourneyEntrySchema),
+    nextCursor: z.string().nullable().describe('Pass as cursor for the next (older) page; null at the end'),
+  })
+  .meta({ id: 'ContactJourney' });
 
 export type UpsertContactInput = z.infer<typeof UpsertContactBody>;
 export type ContactListInput = z.infer<typeof ContactListQuery>;

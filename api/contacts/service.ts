@@ -1,12 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
-import { INBOUND_CONTACT_EVENTS } from '../../core/inbox/contact-events';
 import { addressCandidates, normaliseAddress } from '../../core/identities';
-import { contactEvents } from '../../db/repositories/contact-events';
-import { enrollmentEntries, journeyMessageEntries } from '../../db/repositories/enrollment-journey';
-import { skipsOfContact } from '../../db/repositories/journey-skips';
 import { identitiesOf } from '../../db/repositories/contact-identities';
-import { receivedMailOfContact } from '../../db/repositories/inbox-messages';
 import { type ContactFilters, deleteContact, findContact, listContacts, lockContact } from '../../db/repositories/contacts';
 import { listsOfContact } from '../../db/repositories/lists';
 import { suppressErased, suppressionsOf } from '../../db/repositories/suppressions';
@@ -14,10 +9,8 @@ import { ensureTags, findTags, tagContact, tagsOfContact, untagContact } from '.
 import type { ContactListInput, UpsertContactInput } from './schemas';
 import { createContactExports } from './export';
 import { segmentCondition } from './segment-condition';
+import { contactJourney, type JourneyPageInput } from './timeline';
 import { upsertContact } from '../../services/contact-upsert';
-
-/** One entry of GET /contacts/:id/journey (ContactJourneyEntry), with its moment still a Date. */
-export type JourneyEntry = { type: 'touch' | 'enrollment' | 'message_sent' | 'email_received' | 'note'; at: Date } & Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -112,81 +105,6 @@ export async function removeContactTags(deps: ContactDeps, workspaceId: string, 
   return { removed, tags: await tagsOfContact(db, workspaceId, contactId) };
 }
 
-/**
- * The contact's timeline, newest first: behavioural events (touches of kind `event`), its enrollments
- * (entered, where it stands while active, exited with the reason), the messages journeys sent it, and
- * the mail it sent to the workspace's inboxes (`email_received`), and the message steps its journeys skipped (`note`). Each kind is read a page deep and the pages merged, so `before` pages back through all of them.
- */
-export async function contactJourney(deps: ContactDeps, workspaceId: string, contactId: string, page: { limit: number; before?: string }): Promise<JourneyEntry[]> {
-  const { db } = deps;
-  await requireContact(deps, workspaceId, contactId);
-  const window = { limit: page.limit, before: page.before ? new Date(page.before) : undefined };
-  const [events, enrollments, messages, received, skips] = await Promise.all([
-    // A contact's mail is its `email_received` entry; the contact event it also made would repeat it.
-    contactEvents(db, workspaceId, contactId, { ...window, exceptNames: INBOUND_CONTACT_EVENTS }),
-    enrollmentEntries(db, workspaceId, contactId, window),
-    journeyMessageEntries(db, workspaceId, contactId, window),
-    receivedMailOfContact(db, workspaceId, contactId, window),
-    skipsOfContact(db, workspaceId, contactId, window),
-  ]);
-  const entries: JourneyEntry[] = [
-    ...events.map((event) => ({ type: 'touch' as const, at: event.occurredAt, kind: 'event', name: event.name })),
-    ...enrollments.map((entry) => ({
-      type: 'enrollment' as const,
-      at: entry.at,
-      phase: entry.phase,
-      enrollmentId: entry.enrollmentId,
-      automationId: entry.automationId,
-      automationName: entry.automationName,
-      status: entry.status,
-      ...(entry.phase === 'current' && { nodeId: entry.nodeId, nodeType: entry.nodeType, nodeLabel: entry.nodeLabel }),
-      ...(entry.phase === 'exited' && { exitReason: entry.exitReason }),
-    })),
-    ...messages.map((message) => ({
-      type: 'message_sent' as const,
-      at: message.at,
-      kind: 'automation',
-      messageId: message.messageId,
-      channel: message.channel,
-      subject: message.subject,
-      status: message.status,
-      enrollmentId: message.enrollmentId,
-      automationId: message.automationId,
-      nodeId: message.nodeId,
-      nodeType: 'message',
-      // The spec: a message step is labelled by its email subject.
-      nodeLabel: message.subject ?? 'message',
-    })),
-    // A message step skipped at run time. Nothing was sent, so not `message_sent`: the spec's closed list of
-    // entry types has `note` for what the timeline tells without a message (docs/journeys.md).
-    ...skips.map((skip) => ({
-      type: 'note' as const,
-      at: skip.at,
-      kind: 'automation',
-      status: 'skipped',
-      skipReason: skip.reason,
-      enrollmentId: skip.enrollmentId,
-      automationId: skip.automationId,
-      automationName: skip.automationName,
-      nodeId: skip.nodeId,
-      nodeType: 'message',
-      nodeLabel: skip.nodeLabel,
-    })),
-    ...received.map((mail) => ({
-      type: 'email_received' as const,
-      at: mail.at,
-      subject: mail.subject,
-      // The mailbox the contact wrote to. Inboxes live only on the workspace's own verified domains, so its
-      // domain kind is always `custom` (as opposed to a shared platform domain, which inboxes never use).
-      to: { address: mail.inboxAddress, displayName: mail.inboxDisplayName, domainKind: 'custom' },
-      inboxId: mail.inboxId,
-      threadId: mail.threadId,
-      inboxMessageId: mail.inboxMessageId,
-    })),
-  ];
-  return entries.sort((a, b) => b.at.getTime() - a.at.getTime()).slice(0, page.limit);
-}
-
 /** `audienceDb`: the pool of audience queries (db/audience-session.ts), where segment-filtered lists and exports run. */
 export function createContactService(db: Sequelize, audienceDb: Sequelize = db) {
   const deps: ContactDeps = { db, audienceDb };
@@ -201,7 +119,10 @@ export function createContactService(db: Sequelize, audienceDb: Sequelize = db) 
     erase: (workspaceId: string, contactId: string) => eraseContact(deps, workspaceId, contactId),
     addTags: (workspaceId: string, contactId: string, tags: string[]) => addContactTags(deps, workspaceId, contactId, tags),
     removeTags: (workspaceId: string, contactId: string, tags: string[]) => removeContactTags(deps, workspaceId, contactId, tags),
-    journey: (workspaceId: string, contactId: string, page: { limit: number; before?: string }) => contactJourney(deps, workspaceId, contactId, page),
+    journey: async (workspaceId: string, contactId: string, page: JourneyPageInput) => {
+      await requireContact(deps, workspaceId, contactId);
+      return contactJourney(db, workspaceId, contactId, page);
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import { ok, type RouteTable } from '../http/route';
 import {
   ContactConversionListSchema,
   ContactConversionQuery,
+  ConversionStatsQuery,
   EntityConversionQuery,
   EntityConversionsSchema,
   EntityParams,
@@ -10,6 +11,7 @@ import {
   TouchListQuery,
   UtmConversionListSchema,
   UtmConversionQuery,
+  UtmConversionStatsSchema,
   UtmSummarySchema,
   UtmTouchListSchema,
 } from './schemas';
@@ -50,6 +52,14 @@ export function conversionRoutes(routes: RouteTable, conversions: ConversionServ
     query: UtmConversionQuery,
     responses: { 200: { description: 'UtmConversionList', schema: UtmConversionListSchema } },
     handle: async ({ principal, query }) => ok(await conversions.conversions(principal.workspaceId, query.attribution, query)),
+  });
+
+  routes.get('/utm/conversions/stats', 'utm:read', {
+    cost: 'search',
+    summary: 'Conversions by name: count, contacts, value, average time to convert and touchpoints, first and last',
+    query: ConversionStatsQuery,
+    responses: { 200: { description: 'UtmConversionStats', schema: UtmConversionStatsSchema } },
+    handle: async ({ principal, query }) => ok(await conversions.stats(principal.workspaceId, query.attribution, query)),
   });
 
   routes.get('/contacts/:id/conversions', 'utm:read', {

@@ -32,6 +32,14 @@ export const UtmConversionQuery = z.object({
   offset: offset(),
 });
 
+export const ConversionStatsQuery = z.object({
+  attribution: attribution.describe('Which touch in the lookback window the UTM filters match: the first or the last'),
+  ...period,
+  source: utmValue.optional().describe('Only conversions whose credited touch has this exact utm_source'),
+  medium: utmValue.optional().describe('Exact utm_medium of the credited touch'),
+  campaign: utmValue.optional().describe('Exact utm_campaign of the credited touch'),
+});
+
 export const ContactConversionQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   offset: offset(),
@@ -96,6 +104,25 @@ export const UtmConversionListSchema = z
     total: z.int(),
   })
   .meta({ id: 'UtmConversionList' });
+
+export const UtmConversionStatsSchema = z
+  .object({
+    data: z.array(
+      z
+        .object({
+          name: z.string().describe('The conversion name (the event, "order", the analytics goal)'),
+          conversions: z.int(),
+          contacts: z.int().describe('Distinct contacts among them'),
+          ...money,
+          avgTimeToConvertSeconds: z.int().nullable().describe('Average seconds from the first touch in the lookback window to the conversion, over those with a touch; null when none had one'),
+          avgTouchpoints: z.number().nullable().describe('Average touches in the lookback window, over conversions tied to a contact; null when none is'),
+          firstAt: dateTime.describe('The earliest of these conversions'),
+          lastAt: dateTime.describe('The latest of these conversions'),
+        })
+        .meta({ id: 'UtmConversionStatsRow' }),
+    ).describe('One row per conversion name, most conversions first'),
+  })
+  .meta({ id: 'UtmConversionStats' });
 
 const ConversionRowFields = {
   id: z.uuid(),

@@ -7,9 +7,9 @@ import { findCampaign } from '../../db/repositories/campaigns';
 import { findContact } from '../../db/repositories/contacts';
 import { type ConvertingEntity, contactConversions, entityConversions, type TouchAttribution } from '../../db/repositories/conversion-reports';
 import { attributionWindowDays } from '../../db/repositories/conversions';
-import { type ConversionPeriod, listTouches, type TouchFilters, touchesAfter, utmConversions, utmSummary } from '../../db/repositories/utm-reports';
+import { type ConversionPeriod, conversionStats, listTouches, type TouchFilters, touchesAfter, utmConversions, utmSummary } from '../../db/repositories/utm-reports';
 import { drained } from '../http/drained';
-import { contactConversionView, conversionRowView, moneyView, summaryRowView, touchView, utmConversionView } from './views';
+import { contactConversionView, conversionRowView, conversionStatsView, moneyView, summaryRowView, touchView, utmConversionView } from './views';
 
 /** Touches per CSV batch: one indexed range read each, small enough to keep the export's memory flat. */
 const CSV_BATCH = 1_000;
@@ -55,6 +55,12 @@ export function createConversionService(db: Sequelize) {
     async conversions(workspaceId: string, attribution: TouchAttribution, query: { from?: string; until?: string; limit: number; offset: number }) {
       const { rows, total } = await utmConversions(db, workspaceId, attribution, periodOf(query), { limit: query.limit, offset: query.offset });
       return { data: rows.map(utmConversionView), total };
+    },
+
+    /** UtmConversionStats: counted conversions by name, filtered by period and by the credited touch's UTM. */
+    async stats(workspaceId: string, attribution: TouchAttribution, query: { from?: string; until?: string; source?: string; medium?: string; campaign?: string }) {
+      const rows = await conversionStats(db, workspaceId, attribution, { ...periodOf(query), source: query.source, medium: query.medium, campaign: query.campaign });
+      return { data: rows.map(conversionStatsView) };
     },
 
     async ofContact(workspaceId: string, contactId: string, page: { limit: number; offset: number }) {

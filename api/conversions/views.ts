@@ -1,6 +1,6 @@
 import { totalAcrossCurrencies } from '../../core/attribution/currency-totals';
 import type { ConversionGroup, ConversionRecord } from '../../db/repositories/conversion-reports';
-import type { UtmConversionRecord, UtmTouchRecord } from '../../db/repositories/utm-reports';
+import type { ConversionNameStats, UtmConversionRecord, UtmTouchRecord } from '../../db/repositories/utm-reports';
 
 const iso = (at: Date | null) => (at ? at.toISOString() : null);
 const secondsBetween = (from: Date | null, to: Date) => (from ? Math.floor((to.getTime() - from.getTime()) / 1000) : null);
@@ -17,6 +17,17 @@ export const summaryRowView = (group: ConversionGroup) => ({
   conversions: group.conversions,
   contacts: group.contacts,
   ...moneyView(group),
+});
+
+export const conversionStatsView = (stats: ConversionNameStats) => ({
+  name: stats.keys[0] ?? '',
+  conversions: stats.conversions,
+  contacts: stats.contacts,
+  ...moneyView(stats),
+  avgTimeToConvertSeconds: stats.avgTimeToConvertSeconds,
+  avgTouchpoints: stats.avgTouchpoints,
+  firstAt: stats.firstAt.toISOString(),
+  lastAt: stats.lastAt.toISOString(),
 });
 
 export const utmConversionView = (conversion: UtmConversionRecord) => ({ ...conversion, occurredAt: conversion.occurredAt.toISOString() });

@@ -20,6 +20,8 @@ export interface Reply {
   body?: unknown;
   /** Writes the body itself (a CSV export), instead of `body` as JSON: the status is set, headers are not sent yet. */
   stream?: (res: Response) => Promise<void>;
+  /** Extra response headers (a 202's Location). */
+  headers?: Record<string, string>;
 }
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
@@ -131,6 +133,7 @@ export class RouteTable {
         req,
       } as HandlerInput<Infer<P>, Infer<Q>, Infer<B>>;
       const reply = await def.handle(input);
+      if (reply.headers) res.set(reply.headers);
       if (reply.stream) return streamReply(res, reply.status, reply.stream);
       if (reply.body === undefined) res.status(reply.status).end();
       else res.status(reply.status).json(reply.body);

@@ -28,10 +28,15 @@ export interface HitBufferOptions {
 
 const MAX_USER_AGENT = 512;
 
-/** A click on a link whose target carries UTM parameters is a touch (recorded when the click is human). */
+const NO_UTM = { source: null, medium: null, campaign: null } as const;
+
+/**
+ * Every click on a tracked link is a touch (recorded when the click is human), whether or not its target
+ * carries UTM parameters: a send with `disableUtm` still earns its orders and conversions (issue 32). The
+ * target's utm_* values only fill the touch's source, medium and campaign.
+ */
 function touchOf(link: TrackedLink | undefined | null): TrackingEvent['touch'] {
-  const utm = link ? utmOf(link.target) : null;
-  return link && utm ? { url: link.canonicalUrl, ...utm } : null;
+  return link ? { url: link.canonicalUrl, ...(utmOf(link.target) ?? NO_UTM) } : null;
 }
 
 /**

@@ -44,6 +44,25 @@ export function analyticsSyncWorkflowId(workspaceId: string, source: AnalyticsSo
   return source.kind === 'csv' ? `analytics-sync:${workspaceId}:csv:${source.attachmentId}` : `analytics-sync:${workspaceId}`;
 }
 
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const SYNC_ID = new RegExp(`^(?:matomo|csv\\.(${UUID}))\\.(${UUID})$`, 'i');
+
+/**
+ * The id of one sync as POST /integrations/analytics/sync hands it out (its status URL): the source and the
+ * Temporal run that answered the request. The workspace is not in it: the status route takes it from the
+ * key, so another workspace's id names nothing.
+ */
+export function analyticsSyncIdOf(source: AnalyticsSource, runId: string): string {
+  return source.kind === 'csv' ? `csv.${source.attachmentId}.${runId}` : `matomo.${runId}`;
+}
+
+export function parseAnalyticsSyncId(syncId: string): { source: AnalyticsSource; runId: string } | null {
+  const match = SYNC_ID.exec(syncId);
+  if (!match) return null;
+  const [, attachmentId, runId] = match;
+  return { source: attachmentId ? { kind: 'csv', attachmentId: attachmentId.toLowerCase() } : { kind: 'matomo' }, runId: runId.toLowerCase() };
+}
+
 /** The ApplicationFailure types a sync fails with, so the API can answer each with its own code. */
 export const SYNC_FAILURE_TYPES: Record<ConnectorFailureKind | 'not_configured', string> = {
   refused: 'AnalyticsRefused',

@@ -69,7 +69,7 @@ export interface UtmTouchParams {
   campaign: string | null;
 }
 
-/** The UTM parameters a clicked link carried, or null when it carried none (no touch to record). */
+/** The UTM parameters a clicked link carried, or null when it carried none (the touch then has no campaign fields). */
 export function utmOf(href: string): UtmTouchParams | null {
   let url: URL;
   try {

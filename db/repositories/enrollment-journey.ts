@@ -2,7 +2,8 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 
 /**
  * What a contact's timeline (GET /contacts/:id/journey) shows of its journeys: each enrollment as the
- * moments it entered, stands now (while active) and exited, and the messages journeys sent it. Each read
+ * moments it entered, stands now (while active) and exited (its messages are read with every other message
+ * of the contact, contact-timeline.ts). Each read
  * is newest first, at most `limit`, and only before `before`, so the service merges pages of every kind.
  */
 
@@ -21,17 +22,6 @@ export interface EnrollmentEntry {
   nodeLabel: string | null;
   /** `exited` only. */
   exitReason: string | null;
-}
-
-export interface JourneyMessageEntry {
-  at: Date;
-  messageId: string;
-  enrollmentId: string;
-  automationId: string | null;
-  nodeId: string | null;
-  channel: string;
-  subject: string | null;
-  status: string;
 }
 
 interface Page {
@@ -79,34 +69,5 @@ export async function enrollmentEntries(db: Sequelize, workspaceId: string, cont
     nodeType: row.phase === 'current' ? row.current_node_type : null,
     nodeLabel: row.phase === 'current' ? row.current_node_label : null,
     exitReason: row.phase === 'exited' ? row.exit_reason : null,
-  }));
-}
-
-/** The contact's journey messages (messages.enrollment_id set), newest first; kind lets messages_contact_recent_idx serve it. */
-export async function journeyMessageEntries(db: Sequelize, workspaceId: string, contactId: string, page: Page): Promise<JourneyMessageEntry[]> {
-  const rows = await db.query<{
-    id: string;
-    created_at: Date;
-    enrollment_id: string;
-    automation_id: string | null;
-    journey_node_id: string | null;
-    channel: string;
-    subject: string | null;
-    status: string;
-  }>(
-    `SELECT id, created_at, enrollment_id, automation_id, journey_node_id, channel, subject, status FROM messages
-     WHERE workspace_id = $1 AND contact_id = $2 AND enrollment_id IS NOT NULL AND kind <> 'transactional' AND ($3::timestamptz IS NULL OR created_at < $3)
-     ORDER BY created_at DESC, id DESC LIMIT $4`,
-    { bind: [workspaceId, contactId, page.before ?? null, page.limit], type: QueryTypes.SELECT },
-  );
-  return rows.map((row) => ({
-    at: row.created_at,
-    messageId: row.id,
-    enrollmentId: row.enrollment_id,
-    automationId: row.automation_id,
-    nodeId: row.journey_node_id,
-    channel: row.channel,
-    subject: row.subject,
-    status: row.status,
   }));
 }

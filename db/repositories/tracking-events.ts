@@ -12,7 +12,7 @@ export interface TrackingEvent {
   linkRole: string | null;
   /** A human click on a content link (contentClicks). */
   isContent: boolean;
-  /** The clicked link's canonical URL and UTM parameters: a human click on a tagged link is a UTM touch. */
+  /** The clicked link's canonical URL and UTM parameters (null when it carries none): a human click on any tracked link is a touch. */
   touch: ({ url: string } & UtmTouchParams) | null;
   at: Date;
   data: Record<string, unknown>;
@@ -21,8 +21,8 @@ export interface TrackingEvent {
 /**
  * Stores a batch of opens and clicks and moves their messages' engagement in one statement: one
  * multi-row insert into message_events (where webhooks pick them up) and one update per message touched,
- * together, so the counters never disagree with the events, with the UTM touches of human clicks on
- * tagged links (for the message's contact). Hits of messages that no longer exist are dropped by the
+ * together, so the counters never disagree with the events, with the touches of human clicks on
+ * tracked links, tagged or not (for the message's contact). Hits of messages that no longer exist are dropped by the
  * join. Returns how many events were stored.
  */
 export async function recordTrackingEvents(db: Sequelize, events: readonly TrackingEvent[]): Promise<number> {

@@ -182,3 +182,60 @@ export async function utmConversions(
     total: counted[0].total,
   };
 }
+
+/** GET /utm/conversions/stats' filters: the period, and exact UTM values of the credited touch. */
+export interface ConversionStatsFilters extends ConversionPeriod {
+  source?: string;
+  medium?: string;
+  campaign?: string;
+}
+
+/** One conversion name's figures (the spec's UtmConversionStats row), with its money per currency. */
+export interface ConversionNameStats extends ConversionGroup {
+  avgTimeToConvertSeconds: number | null;
+  avgTouchpoints: number | null;
+  firstAt: Date;
+  lastAt: Date;
+}
+
+/**
+ * Counted conversions by name: how many, from how many contacts, value per currency, the average time from
+ * the first touch in the window to the conversion (over those that had a touch), the average touchpoints
+ * (over those tied to a contact: one nobody can be tied to has no touches to count) and the first and last
+ * moment. `attribution` decides which touch's UTM the filters match. Most conversions first.
+ */
+export async function conversionStats(
+  db: Sequelize,
+  workspaceId: string,
+  attribution: TouchAttribution,
+  filters: ConversionStatsFilters,
+): Promise<ConversionNameStats[]> {
+  const touch = CREDITED[attribution];
+  const where = `${COUNTED_CONVERSIONS} AND ${IN_PERIOD}
+    AND ($4::text IS NULL OR ${touch.source} = $4) AND ($5::text IS NULL OR ${touch.medium} = $5) AND ($6::text IS NULL OR ${touch.campaign} = $6)`;
+  const bind = [workspaceId, filters.from ?? null, filters.until ?? null, filters.source ?? null, filters.medium ?? null, filters.campaign ?? null];
+  type Row = { name: string; avg_ttc: string | null; avg_touchpoints: string | null; first_at: Date; last_at: Date };
+  const [groups, rows] = await Promise.all([
+    groupConversions(db, `SELECT c.name AS k0, c.contact_id, c.currency, c.value_cents ${where}`, 1, bind),
+    db.query<Row>(
+      `SELECT c.name,
+              avg(extract(epoch FROM c.occurred_at - c.first_touch_at)) FILTER (WHERE c.first_touch_at IS NOT NULL) AS avg_ttc,
+              avg(c.touchpoints) FILTER (WHERE c.contact_id IS NOT NULL) AS avg_touchpoints,
+              min(c.occurred_at) AS first_at, max(c.occurred_at) AS last_at
+       ${where} GROUP BY c.name`,
+      { bind, type: QueryTypes.SELECT },
+    ),
+  ]);
+  const byName = new Map(rows.map((row) => [row.name, row]));
+  return groups.flatMap((group) => {
+    const row = byName.get(group.keys[0] ?? '');
+    if (!row) return [];
+    return [{
+      ...group,
+      avgTimeToConvertSeconds: row.avg_ttc === null ? null : Math.round(Number(row.avg_ttc)),
+      avgTouchpoints: row.avg_touchpoints === null ? null : Math.round(Number(row.avg_touchpoints) * 100) / 100,
+      firstAt: row.first_at,
+      lastAt: row.last_at,
+    }];
+  });
+}

@@ -30,12 +30,13 @@ export interface TrackedMessage {
  * stored with its rendering, and the `sent` event at that time. The tracking tests set the clock this way
  * instead of waiting.
  */
-export async function createTrackedMessage(db: Sequelize, config: Config, workspaceId: string, options: { sentAgoMs: number; kind?: 'transactional' | 'campaign'; campaignId?: string }): Promise<TrackedMessage> {
+export async function createTrackedMessage(db: Sequelize, config: Config, workspaceId: string, options: { sentAgoMs: number; kind?: 'transactional' | 'campaign'; campaignId?: string; utm?: boolean }): Promise<TrackedMessage> {
   const [messageId] = await queueMessages(db, workspaceId, { kind: options.kind ?? 'transactional', count: 1, from: 'shop@mail.acme.example', campaignId: options.campaignId });
   const key = trackingKey(parseMasterKey(config.MASTER_KEY));
   const tracked = trackHtml(TRACKED_HTML, {
     track: true,
-    utm: defaultUtm('mail.acme.example', 'transactional'),
+    // `utm: false` renders it as a send with disableUtm does: links carry no utm_* parameters.
+    utm: options.utm === false ? null : defaultUtm('mail.acme.example', 'transactional'),
     baseUrl: config.PUBLIC_BASE_URL,
     messageId,
     key,

@@ -206,6 +206,18 @@ describe('a sync that outlasts the request', () => {
   });
   afterAll(() => impatient.close());
 
+  /** Reads a 202's status URL until the sync is no longer running. */
+  async function awaitStatus(call: Call, statusUrl: string): Promise<Record<string, unknown>> {
+    const path = statusUrl.replace('/api/v1', '');
+    let status = await call('GET', path);
+    for (let waited = 0; bodyOf(status).status === 'running' && waited < 20_000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = await call('GET', path);
+    }
+    expect(status.status).toBe(200);
+    return bodyOf(status);
+  }
+
   it('answers 202 with the count so far; a second request while it runs joins it; the connection shows its end', async () => {
     const { workspaceId, apiKey, call } = await workspace();
     const base = secondsAgo(2 * DAY);
@@ -214,10 +226,22 @@ describe('a sync that outlasts the request', () => {
     const slowCall = impatient.as(apiKey);
     matomo.slowVisits(2_000);
     try {
-      expect(await slowCall('POST', '/integrations/analytics/sync')).toMatchObject({ status: 202, body: { imported: 0 } });
+      const started = await slowCall('POST', '/integrations/analytics/sync');
+      expect(started).toMatchObject({ status: 202, body: { imported: 0, status: 'running', syncId: expect.stringMatching(/^matomo\./) } });
+      const { statusUrl, syncId } = bodyOf<{ statusUrl: string; syncId: string }>(started);
+      expect(statusUrl).toBe(`/api/v1/integrations/analytics/syncs/${syncId}`);
+      expect(started.headers.get('location')).toBe(statusUrl);
+      expect(await call('GET', statusUrl.replace('/api/v1', ''))).toMatchObject({ status: 200, body: { syncId, status: 'running', error: null } });
       const joined = await slowCall('POST', '/integrations/analytics/sync');
       expect(joined.status).toBe(202);
       expect(bodyOf<{ imported: number }>(joined).imported).toBeLessThanOrEqual(100);
+      // Both status URLs report the one sync's imported once it is done.
+      expect(await awaitStatus(call, statusUrl)).toEqual({ syncId, status: 'succeeded', imported: 150, error: null });
+      expect(await awaitStatus(call, bodyOf<{ statusUrl: string }>(joined).statusUrl)).toMatchObject({ status: 'succeeded', imported: 150 });
+      // Another workspace's key cannot read it; a made-up id names nothing.
+      const other = await workspace();
+      expect(await other.call('GET', statusUrl.replace('/api/v1', ''))).toMatchObject({ status: 404, body: { error: 'not_found' } });
+      expect(await call('GET', '/integrations/analytics/syncs/nothing')).toMatchObject({ status: 404, body: { error: 'not_found' } });
       let connection = bodyOf(await call('GET', '/integrations/analytics'));
       for (let waited = 0; (connection.lastSync as { status: string }).status === 'running' && waited < 20_000; waited += 200) {
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -230,6 +254,26 @@ describe('a sync that outlasts the request', () => {
     const firstPages = matomo.calls.filter((made) => made.query.idSite === String(matomoSite.idSite) && made.query.method === 'Live.getLastVisitsDetails' && made.query.filter_offset === '0');
     expect(firstPages).toHaveLength(1);
     expect((await conversionRows(workspaceId)).length).toBe(150);
+  });
+
+  it('a CSV sync that outlasts the request answers 202 too; its status URL reports imported when done, and a failed one its reason', async () => {
+    const { apiKey, call } = await workspace();
+    const instant = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix, ANALYTICS_ALLOW_PRIVATE_TARGETS: 'true' }, { analyticsSyncWaitMs: 0 });
+    try {
+      const upload = async (csv: string) =>
+        bodyOf<{ attachment: { id: string } }>(await call('POST', '/attachments', { filename: 'c.csv', contentType: 'text/csv', content: Buffer.from(csv).toString('base64') })).attachment.id;
+      const good = await upload('external_id,email,name,value,occurred_at\ny-1,ann@example.com,purchase,12,2026-03-10T12:00:00Z\ny-2,bob@example.com,purchase,3,2026-03-10T13:00:00Z\n');
+      const started = await instant.as(apiKey)('POST', '/integrations/analytics/sync', { attachmentId: good });
+      expect(started).toMatchObject({ status: 202, body: { status: 'running', syncId: expect.stringMatching(new RegExp(`^csv\\.${good}\\.`)) } });
+      expect(await awaitStatus(call, bodyOf<{ statusUrl: string }>(started).statusUrl)).toMatchObject({ status: 'succeeded', imported: 2, error: null });
+
+      const bad = await upload('external_id,email,name,value,occurred_at\nz-1,ann@example.com,purchase,twelve,2026-03-10T12:00:00Z\n');
+      const refused = await instant.as(apiKey)('POST', '/integrations/analytics/sync', { attachmentId: bad });
+      expect(refused.status).toBe(202);
+      expect(await awaitStatus(call, bodyOf<{ statusUrl: string }>(refused).statusUrl)).toMatchObject({ status: 'failed', error: expect.stringContaining('line 2') });
+    } finally {
+      await instant.close();
+    }
   });
 });
 

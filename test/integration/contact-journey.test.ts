@@ -93,18 +93,19 @@ describe('journeys seen from a contact and its messages', () => {
     expect(journey.status).toBe(200);
     const base = { automationId: onboarding.automationId, automationName: 'Onboarding', enrollmentId: active };
     expect((journey.body as { data: unknown[] }).data).toEqual([
-      { type: 'enrollment', at: '2026-02-01T00:05:00.000Z', phase: 'current', status: 'active', nodeId: 'wait-2', nodeType: 'wait', nodeLabel: 'Two days', ...base },
+      { type: 'enrollment', at: '2026-02-01T00:05:00.000Z', phase: 'current', status: 'active', nodeId: 'wait-2', nodeType: 'wait', nodeLabel: 'Two days', ...base, test: false },
       {
         type: 'message_sent', at: '2026-02-01T00:00:01.000Z', kind: 'automation', messageId, channel: 'email', subject: 'Welcome aboard', status: 'queued',
-        enrollmentId: active, automationId: onboarding.automationId, nodeId: 'welcome', nodeType: 'message', nodeLabel: 'Welcome aboard',
+        enrollmentId: active, automationId: onboarding.automationId, nodeId: 'welcome', nodeType: 'message', nodeLabel: 'Welcome aboard', test: false,
+        events: { openedHuman: 0, openedMachine: 0, clicks: 0, contentClicks: 0, links: [], lastLinkUrl: null, bounced: false, unsubscribed: false },
       },
-      { type: 'enrollment', at: '2026-02-01T00:00:00.000Z', phase: 'entered', status: 'active', ...base },
-      { type: 'touch', at: '2026-01-15T00:00:00.000Z', kind: 'event', name: 'signed_up' },
+      { type: 'enrollment', at: '2026-02-01T00:00:00.000Z', phase: 'entered', status: 'active', ...base, test: false },
+      { type: 'touch', at: '2026-01-15T00:00:00.000Z', kind: 'event', name: 'signed_up', test: false },
       {
         type: 'enrollment', at: '2026-01-03T00:00:00.000Z', phase: 'exited', status: 'exited', exitReason: 'goal_reached',
-        automationId: winback.automationId, automationName: 'Win-back', enrollmentId: expect.any(String),
+        automationId: winback.automationId, automationName: 'Win-back', enrollmentId: expect.any(String), test: false,
       },
-      { type: 'enrollment', at: '2026-01-01T00:00:00.000Z', phase: 'entered', status: 'exited', automationId: winback.automationId, automationName: 'Win-back', enrollmentId: expect.any(String) },
+      { type: 'enrollment', at: '2026-01-01T00:00:00.000Z', phase: 'entered', status: 'exited', automationId: winback.automationId, automationName: 'Win-back', enrollmentId: expect.any(String), test: false },
     ]);
 
     const older = await api.as(apiKey)('GET', `/contacts/${contactId}/journey?limit=2&before=2026-02-01T00:00:01.000Z`);
@@ -136,7 +137,7 @@ describe('journeys seen from a contact and its messages', () => {
     const theirContact = await contactOf(other.workspaceId);
     const automation = await createAutomation(api.db, other.workspaceId, 'Theirs');
     await createEnrollment(api.db, other.workspaceId, theirContact, automation, { status: 'active', enteredAt: '2026-03-01T00:00:00Z' });
-    expect((await api.as(mine.apiKey)('GET', `/contacts/${contactId}/journey`)).body).toEqual({ data: [] });
+    expect((await api.as(mine.apiKey)('GET', `/contacts/${contactId}/journey`)).body).toEqual({ data: [], nextCursor: null });
     expect((await api.as(mine.apiKey)('GET', `/contacts/${theirContact}/journey`)).status).toBe(404);
   });
 

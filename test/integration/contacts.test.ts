@@ -282,9 +282,10 @@ describe('contacts', () => {
       const journey = await c.call('GET', `/contacts/${id}/journey`);
       expect(journey.body).toEqual({
         data: [
-          { type: 'touch', at: '2026-02-01T00:00:00.000Z', kind: 'event', name: 'purchase' },
-          { type: 'touch', at: '2026-01-01T00:00:00.000Z', kind: 'event', name: 'signed_up' },
+          { type: 'touch', at: '2026-02-01T00:00:00.000Z', kind: 'event', name: 'purchase', test: false },
+          { type: 'touch', at: '2026-01-01T00:00:00.000Z', kind: 'event', name: 'signed_up', test: false },
         ],
+        nextCursor: null,
       });
       const older = await c.call('GET', `/contacts/${id}/journey?limit=1&before=2026-02-01T00:00:00.000Z`);
       expect((older.body as { data: Array<{ name: string }> }).data.map((entry) => entry.name)).toEqual(['signed_up']);

@@ -337,9 +337,34 @@ describe('conversion reports', () => {
     expect(bodyOf<typeof last>(await call('GET', '/utm/conversions?limit=1&offset=3')).data).toHaveLength(1);
   });
 
+  it('conversion stats by name: counts, contacts, value, average time to convert over touched ones, average touchpoints, first and last', async () => {
+    // purchase: ann (2 touches, first 3 days before), bob (1, 2 days before), cat (none); EUR 65.50 and JPY 1500.
+    // signup: bob (1 touch, 2 days and 1 hour before). The cancelled order is left out.
+    expect(bodyOf(await call('GET', '/utm/conversions/stats'))).toEqual({
+      data: [
+        {
+          name: 'purchase', conversions: 3, contacts: 3, revenueCents: 156_550, currency: null,
+          byCurrency: [{ currency: 'JPY', conversions: 1, revenueCents: 150_000 }, { currency: 'EUR', conversions: 2, revenueCents: 6550 }],
+          avgTimeToConvertSeconds: 216_000, avgTouchpoints: 1, firstAt: T.toISOString(), lastAt: T.toISOString(),
+        },
+        {
+          name: 'signup', conversions: 1, contacts: 1, revenueCents: 1000, currency: 'USD', byCurrency: [{ currency: 'USD', conversions: 1, revenueCents: 1000 }],
+          avgTimeToConvertSeconds: 176_400, avgTouchpoints: 1, firstAt: at(HOUR).toISOString(), lastAt: at(HOUR).toISOString(),
+        },
+      ],
+    });
+    // UTM filters match the credited touch: by last touch ann's purchase is Welcome's; by first touch it is Spring's.
+    const spring = async (attribution: string) =>
+      bodyOf<{ data: Array<Record<string, unknown>> }>(await call('GET', `/utm/conversions/stats?campaign=Spring&attribution=${attribution}`)).data.map((row) => [row.name, row.conversions, row.avgTouchpoints]);
+    expect(await spring('last')).toEqual([['purchase', 1, 1], ['signup', 1, 1]]);
+    expect(await spring('first')).toEqual([['purchase', 2, 1.5], ['signup', 1, 1]]);
+    expect(bodyOf(await call('GET', `/utm/conversions/stats?until=${T.toISOString()}`))).toEqual({ data: [] });
+  });
+
   it('an unknown attribution or a malformed date → 422 by field', async () => {
     expect(await call('GET', `/campaigns/${campaignId}/conversions?attribution=linear`)).toMatchObject({ status: 422, body: { error: { fieldErrors: { attribution: expect.any(Array) } } } });
     expect(await call('GET', '/utm/summary?from=yesterday')).toMatchObject({ status: 422, body: { error: { fieldErrors: { from: expect.any(Array) } } } });
+    expect(await call('GET', '/utm/conversions/stats?attribution=linear')).toMatchObject({ status: 422, body: { error: { fieldErrors: { attribution: expect.any(Array) } } } });
   });
 });
 
@@ -448,7 +473,7 @@ describe('scopes', () => {
     const contactId = await contact(call, 'ann@example.com');
     const reader = api.as((await createTestKey(api, workspaceId, ['utm:read'])).apiKey);
     const other = api.as((await createTestKey(api, workspaceId, ['contacts:read', 'campaigns:read', 'automations:read'])).apiKey);
-    const paths = ['/utm/touches', '/utm/touches?format=csv', '/utm/summary', '/utm/conversions', `/contacts/${contactId}/conversions`];
+    const paths = ['/utm/touches', '/utm/touches?format=csv', '/utm/summary', '/utm/conversions', '/utm/conversions/stats', `/contacts/${contactId}/conversions`];
     for (const path of paths) {
       expect({ path, status: (await reader('GET', path)).status }).toEqual({ path, status: 200 });
       expect({ path, response: await other('GET', path) }).toMatchObject({ path, response: { status: 403, body: { error: 'forbidden' } } });

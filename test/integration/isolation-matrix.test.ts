@@ -66,7 +66,8 @@ describe('workspaces are isolated on every route', () => {
   let routes: DocumentedRoute[];
 
   beforeAll(async () => {
-    api = await startApi({ RATE_LIMIT_PER_SECOND: '1000' }, { webhookFetch: { resolveHost } });
+    // Queues of its own, which no worker polls: workflows A starts (imports, an analytics sync) stay as started.
+    api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: `iso-${randomUUID().slice(0, 8)}-` }, { webhookFetch: { resolveHost }, analyticsSyncWaitMs: 0 });
     type Operation = { parameters?: Array<{ name: string; in: string }> };
     const document = (await api.call('GET', '/api/v1/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
     routes = Object.entries(document.paths).flatMap(([template, operations]) =>
@@ -152,6 +153,14 @@ describe('workspaces are isolated on every route', () => {
     messages: async ({ workspaceId, call, marker }) => {
       const [id] = await queueMessages(api.db, workspaceId, { kind: 'transactional', count: 1, from: `a@${marker}.example.com`, toPrefix: marker });
       return { id, read: detail(call, `/messages/${id}`) };
+    },
+    // The analytics sync's status route: A's CSV sync, answered 202 at once and left running (no worker here).
+    integrations: async ({ call, marker }) => {
+      const attachmentId = createdId(await call('POST', '/attachments', { filename: `${marker}.csv`, content: Buffer.from('external_id,name,occurred_at\n').toString('base64') }));
+      const started = await call('POST', '/integrations/analytics/sync', { attachmentId });
+      const id = (bodyOf(started) as { syncId?: string }).syncId;
+      if (started.status !== 202 || !id) throw new Error(`sync not started: ${started.status} ${JSON.stringify(started.body)}`);
+      return { id, read: detail(call, `/integrations/analytics/syncs/${id}`) };
     },
     lists: async ({ call, marker }) => {
       const id = createdId(await call('POST', '/lists', { name: marker }));
@@ -317,7 +326,7 @@ describe('workspaces are isolated on every route', () => {
     expect((await owner.call('POST', '/events', { event: owner.marker, contactId, properties: { value: 12, currency: 'EUR' } })).status).toBe(202);
     expect(bodyOf(await owner.call('GET', '/utm/summary'))).toMatchObject({ rows: [{ campaign: owner.marker, conversions: 1 }] });
 
-    for (const path of ['/utm/touches', '/utm/summary', '/utm/summary?attribution=first', '/utm/conversions', `/utm/touches?contactId=${contactId}`, `/utm/touches?source=${owner.marker}`]) {
+    for (const path of ['/utm/touches', '/utm/summary', '/utm/summary?attribution=first', '/utm/conversions', '/utm/conversions/stats', `/utm/touches?contactId=${contactId}`, `/utm/touches?source=${owner.marker}`]) {
       const response = await intruder.call('GET', path);
       expect({ path, status: response.status, leaks: [contactId, owner.marker].filter((value) => JSON.stringify(response.body).includes(value)) }).toEqual({ path, status: 200, leaks: [] });
     }

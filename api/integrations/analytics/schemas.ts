@@ -62,3 +62,23 @@ export const AnalyticsSyncBody = z
   .meta({ id: 'AnalyticsSyncRequest' });
 
 export const AnalyticsSyncResultSchema = z.object({ imported: z.int().describe('Conversions newly recorded (0 when every row was already recorded)') }).meta({ id: 'AnalyticsSyncResult' });
+
+export const AnalyticsSyncRunningSchema = z
+  .object({
+    imported: z.int().describe('Conversions recorded so far'),
+    status: z.literal('running'),
+    syncId: z.string().describe('The sync\'s id (its status URL ends with it)'),
+    statusUrl: z.string().describe('GET it for the sync\'s status; it reports imported when the sync is done (also in the Location header)'),
+  })
+  .meta({ id: 'AnalyticsSyncRunning' });
+
+export const AnalyticsSyncParams = z.object({ syncId: z.string().max(200).describe('The syncId a 202 of POST /integrations/analytics/sync answered') });
+
+export const AnalyticsSyncStatusSchema = z
+  .object({
+    syncId: z.string(),
+    status: z.enum(['running', 'succeeded', 'failed']),
+    imported: z.int().nullable().describe('Conversions newly recorded: so far while running, in all when succeeded; null when the count cannot be read right now (no worker answered in 2 s)'),
+    error: z.string().nullable().describe('Why the sync failed (Matomo\'s refusal or outage, a CSV row that breaks a rule)'),
+  })
+  .meta({ id: 'AnalyticsSyncStatus' });

@@ -4,7 +4,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Sequelize } from 'sequelize';
 import { ConnectorError } from '../../../core/analytics/connector';
-import { type AnalyticsSource, SYNC_FAILURE_TYPES } from '../../../core/analytics/sync';
+import { type AnalyticsSource, analyticsSyncIdOf, analyticsSyncWorkflowId, parseAnalyticsSyncId, SYNC_FAILURE_TYPES } from '../../../core/analytics/sync';
 import { AppError } from '../../../core/errors';
 import { type Keyring, sealSecret } from '../../../core/secrets';
 import {
@@ -16,7 +16,7 @@ import {
 import { findAttachment } from '../../../db/repositories/attachments';
 import { checkMatomoSite } from '../../../providers/matomo/connector';
 import { checkPublicUrl, exchangePublic, PublicFetchError, type PublicFetchOptions } from '../../../infra/public-fetch';
-import { analyticsSyncProgress, startAnalyticsSync } from '../../../temporal/analytics';
+import { analyticsSyncProgress, analyticsSyncState, startAnalyticsSync } from '../../../temporal/analytics';
 
 export interface AnalyticsIntegrationDeps {
   db: Sequelize;
@@ -103,9 +103,10 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
 
     /**
      * Starts (or joins) the sync and waits for it up to `syncWaitMs`: its result, or, while it still runs,
-     * how many conversions it has recorded so far (`done: false`, answered 202).
+     * how many conversions it has recorded so far (`done: false`, answered 202) and the sync's id for its
+     * status URL (the Temporal run that answered: the one started, or the running one joined).
      */
-    async sync(workspaceId: string, input: SyncInput): Promise<{ imported: number; done: boolean }> {
+    async sync(workspaceId: string, input: SyncInput): Promise<{ imported: number; done: boolean; syncId: string }> {
       let source: AnalyticsSource;
       if (input.attachmentId) {
         const attachment = await findAttachment(db, workspaceId, input.attachmentId);
@@ -121,6 +122,7 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
       const handle = await startAnalyticsSync(deps.temporal, deps.taskQueuePrefix, { workspaceId, source, from: input.from, until: input.until }).catch(() => {
         throw new AppError('service_unavailable', 'The sync could not be started; try again in a moment');
       });
+      const syncId = analyticsSyncIdOf(source, handle.firstExecutionRunId);
       const result = handle.result();
       const outcome = await Promise.race([result, sleep(deps.syncWaitMs).then(() => null)]).catch((error: unknown) => {
         const answer = error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure ? syncFailureAnswer(error.cause, source) : null;
@@ -129,9 +131,21 @@ export function createAnalyticsIntegrationService(deps: AnalyticsIntegrationDeps
       if (outcome === null) {
         result.catch(() => undefined);
         const progress = await Promise.race([analyticsSyncProgress(handle), sleep(2_000).then(() => null)]).catch(() => null);
-        return { imported: progress?.imported ?? 0, done: false };
+        return { imported: progress?.imported ?? 0, done: false, syncId };
       }
-      return { imported: outcome.imported, done: true };
+      return { imported: outcome.imported, done: true, syncId };
+    },
+
+    /** GET /integrations/analytics/syncs/:syncId: where the sync stands; 404 for an id this workspace never got. */
+    async syncStatus(workspaceId: string, syncId: string) {
+      const parsed = parseAnalyticsSyncId(syncId);
+      const state = parsed
+        ? await analyticsSyncState(deps.temporal, analyticsSyncWorkflowId(workspaceId, parsed.source), parsed.runId).catch(() => {
+            throw new AppError('service_unavailable', 'The sync\'s status cannot be read right now; try again in a moment');
+          })
+        : null;
+      if (!state) throw AppError.notFound('Analytics sync');
+      return { syncId, ...state };
     },
   };
 }

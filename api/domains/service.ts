@@ -15,6 +15,7 @@ import {
   setInboundEnabled,
   updateDomainDefaults,
 } from '../../db/repositories/domains';
+import { deleteUnusedDomain } from '../../db/repositories/domain-deletion';
 import type { CreateDomainInput, UpdateDomainInput } from './schemas';
 import { createDomainVerification, type DomainVerification } from './verification';
 
@@ -79,6 +80,19 @@ export function createDomainService({ db, settings, keyring, defaultRegion, veri
       await verification.checkNow(domain);
       await verification.watch(domain);
       return get(workspaceId, domainId);
+    },
+
+    /**
+     * Deletes a domain nothing sends from: its DKIM keys and record checks go with the row, the messages it
+     * sent stay (they name their sender by address). 409 conflict names what still uses it (usedBy).
+     */
+    async remove(workspaceId: string, domainId: string): Promise<void> {
+      const outcome = await deleteUnusedDomain(db, workspaceId, domainId);
+      if (outcome.deleted) return;
+      if (outcome.reason === 'not_found') throw AppError.notFound('Domain');
+      throw new AppError('conflict', 'The domain is still used: cancel these campaigns (or let them finish), archive these journeys and delete these inboxes first', {
+        usedBy: outcome.usedBy,
+      });
     },
 
     async setInbound(workspaceId: string, domainId: string, enabled: boolean): Promise<DomainRecord> {

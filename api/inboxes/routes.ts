@@ -23,6 +23,7 @@ import {
   ThreadListQuery,
   ThreadListSchema,
   ThreadParams,
+  UpdateDraftBody,
   UpdateInboxBody,
   UpdateThreadBody,
 } from './schemas';
@@ -127,6 +128,19 @@ export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }:
     params: DraftParams,
     responses: { 200: { description: 'The draft', schema: DraftEnvelopeSchema }, 404: { description: 'No such inbox or draft' } },
     handle: async ({ principal, params }) => ok({ draft: emailMessageView(await sending.getDraft(principal.workspaceId, params.id, params.draftId)) }),
+  });
+
+  routes.patch('/inboxes/:id/drafts/:draftId', 'inbox:write', {
+    summary: 'Change an unsent draft: only the fields given (null clears subject, html or text; attachments replace its files)',
+    params: DraftParams,
+    body: UpdateDraftBody,
+    bodyLimit: 'large',
+    responses: {
+      200: { description: 'The draft as it now is', schema: DraftEnvelopeSchema },
+      404: { description: 'No such inbox or draft' },
+      409: { description: 'conflict: the draft was sent (it is a message now and no longer changes)' },
+    },
+    handle: async ({ principal, params, body }) => ok({ draft: emailMessageView(await sending.updateDraft(principal, params.id, params.draftId, body)) }),
   });
 
   routes.delete('/inboxes/:id/drafts/:draftId', 'inbox:write', {

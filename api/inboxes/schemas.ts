@@ -115,6 +115,20 @@ export const CreateDraftBody = z
 
 export type CreateDraftInput = z.infer<typeof CreateDraftBody>;
 
+export const UpdateDraftBody = z
+  .object({
+    to: addressList(50, 0).optional().describe('Replaces the draft\'s to ([] empties it)'),
+    cc: addressList(50, 0).optional(),
+    bcc: addressList(50, 0).optional(),
+    subject: SubjectSchema.nullable().optional().describe('null clears it (a reply draft then answers with "Re: " and the thread\'s subject)'),
+    html: Html.nullable().optional().describe('null clears it'),
+    text: Text.nullable().optional().describe('null clears it'),
+    attachments: AttachmentSourcesSchema.optional().describe('Replaces the draft\'s files ([] removes them)'),
+  })
+  .meta({ id: 'InboxDraftUpdate' });
+
+export type UpdateDraftInput = z.infer<typeof UpdateDraftBody>;
+
 export const DraftCreatedSchema = z.object({ draftId: z.uuid(), threadId: z.uuid() }).meta({ id: 'DraftCreated' });
 
 export const InboxSendResultSchema = z

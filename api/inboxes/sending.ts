@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors';
 import { normalizeSubject } from '../../core/inbox/threading';
 import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
 import { parseRecipients } from '../../core/recipients';
-import { deleteDraft, insertDraft } from '../../db/repositories/inbox-drafts';
+import { deleteDraft, type DraftChanges, insertDraft, updateDraft } from '../../db/repositories/inbox-drafts';
 import {
   findAnsweredMessage,
   findInboxMessage,
@@ -18,7 +18,7 @@ import type { SendChecks } from '../../services/acceptance/email-draft';
 import { acceptInboxMail, inboxDuplicateOf, type InboxSendOutcome, mailboxOf, type Outgoing } from '../../services/acceptance/inbox-acceptance';
 import type { Sender } from '../../services/acceptance/outcome';
 import type { InboxService } from './service';
-import type { CreateDraftInput, ReplyInput, SendInboxInput } from './schemas';
+import type { CreateDraftInput, ReplyInput, SendInboxInput, UpdateDraftInput } from './schemas';
 
 const fieldError = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
 
@@ -134,6 +134,45 @@ export async function deleteInboxDraft(deps: InboxSendingDeps, workspaceId: stri
   return draft;
 }
 
+const sentDraft = () => new AppError('conflict', 'This draft was sent: a sent message no longer changes');
+
+/**
+ * Changes an unsent draft: only the fields given, the others stay (null clears subject, html or text;
+ * attachments replace the draft's files). A draft already sent is a message now: 409 conflict.
+ */
+export async function updateInboxDraft(deps: InboxSendingDeps, principal: Sender, inboxId: string, draftId: string, body: UpdateDraftInput): Promise<InboxMessageRecord> {
+  const { db, checks } = deps;
+  const { workspaceId } = principal;
+  const inbox = await deps.inboxes.get(workspaceId, inboxId);
+  const draft = await findInboxMessage(db, workspaceId, inboxId, draftId);
+  if (!draft || draft.direction !== 'out') throw AppError.notFound('Draft');
+  if (draft.status !== 'draft') throw sentDraft();
+  const changes: DraftChanges = {};
+  if (body.to !== undefined || body.cc !== undefined || body.bcc !== undefined) {
+    const parsed = parseRecipients({ to: body.to ?? draft.to, cc: body.cc ?? draft.cc, bcc: body.bcc ?? draft.bcc });
+    if (!parsed.ok && 'tooMany' in parsed) throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
+    if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
+    const { to, cc, bcc } = parsed.recipients;
+    Object.assign(changes, { to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox) });
+    changes.participants = [...new Set([...to, ...cc].map((mailbox) => lower(mailbox.address)))].filter((address) => address !== lower(inbox.address));
+  }
+  if (body.subject !== undefined) {
+    changes.subject = body.subject;
+    changes.normalizedSubject = normalizeSubject(body.subject);
+  }
+  if (body.html !== undefined) changes.html = body.html;
+  if (body.text !== undefined) changes.text = body.text;
+  const stored = body.attachments?.length ? await checks.prepareAttachments(workspaceId, body.attachments) : null;
+  if (body.attachments !== undefined) changes.attachments = stored?.refs ?? [];
+  if (!(await updateDraft(db, workspaceId, inboxId, draftId, changes))) {
+    await stored?.discard().catch(() => undefined);
+    // Sent (or deleted) between the read and the write.
+    const now = await findInboxMessage(db, workspaceId, inboxId, draftId);
+    throw now ? sentDraft() : AppError.notFound('Draft');
+  }
+  return (await findInboxMessage(db, workspaceId, inboxId, draftId)) as InboxMessageRecord;
+}
+
 /**
  * Sends a draft through the same path as send and reply: a reply draft answers the thread's latest message
  * as it is now. A draft without recipients, subject or body is refused field by field (422). The draft's
@@ -180,6 +219,7 @@ export function createInboxSending(deps: InboxSendingDeps) {
     createDraft: (principal: Sender, inboxId: string, body: CreateDraftInput) => createInboxDraft(deps, principal, inboxId, body),
     getDraft: (workspaceId: string, inboxId: string, draftId: string) => getInboxDraft(deps, workspaceId, inboxId, draftId),
     deleteDraft: (workspaceId: string, inboxId: string, draftId: string) => deleteInboxDraft(deps, workspaceId, inboxId, draftId),
+    updateDraft: (principal: Sender, inboxId: string, draftId: string, body: UpdateDraftInput) => updateInboxDraft(deps, principal, inboxId, draftId, body),
     sendDraft: (principal: Sender, inboxId: string, draftId: string) => sendInboxDraft(deps, principal, inboxId, draftId),
   };
 }

@@ -235,6 +235,28 @@ describe('threads and drafts', () => {
     expect(await call('POST', `/inboxes/${inbox.id}/drafts`, { to: 'not an address' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { to: [expect.any(String)] } } } });
   });
 
+  it('PATCH of a draft changes only the fields given (null clears), the drafts thread follows; sent, it answers 409 conflict and stays as sent', async () => {
+    const { call, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    const { draftId, threadId } = body<{ draftId: string; threadId: string }>(await call('POST', `/inboxes/${inbox.id}/drafts`, { to: 'ann@example.org', subject: 'Idea', text: 'First words' }));
+    const patched = await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { subject: 'Better idea', to: ['Bob <bob@example.org>'], html: '<p>Now with HTML</p>' });
+    expect(patched).toMatchObject({
+      status: 200,
+      body: { draft: { id: draftId, status: 'draft', subject: 'Better idea', to: ['Bob <bob@example.org>'], text: 'First words', html: '<p>Now with HTML</p>' } },
+    });
+    expect(body<{ threads: unknown[] }>(await call('GET', `/inboxes/${inbox.id}/threads?folder=drafts`)).threads).toEqual([
+      expect.objectContaining({ id: threadId, subject: 'Better idea', participants: ['bob@example.org'] }),
+    ]);
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { text: null })).toMatchObject({ status: 200, body: { draft: { text: null, html: '<p>Now with HTML</p>', subject: 'Better idea' } } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { to: 'not an address' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { to: [expect.any(String)] } } } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${randomUUID()}`, { text: 'x' })).toMatchObject({ status: 404, body: { error: 'not_found' } });
+
+    expect(await call('POST', `/inboxes/${inbox.id}/drafts/${draftId}/send`)).toMatchObject({ status: 202, body: { id: draftId, status: 'queued' } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { subject: 'Too late' })).toMatchObject({ status: 409, body: { error: 'conflict', message: expect.stringContaining('sent') } });
+    const thread = body<{ messages: Array<{ id: string; subject: string; status: string }> }>(await call('GET', `/inboxes/${inbox.id}/threads/${threadId}`));
+    expect(thread.messages).toEqual([expect.objectContaining({ id: draftId, subject: 'Better idea', status: 'queued' })]);
+  });
+
   it('sending from a disabled inbox → 409 conflict; a send without a body or subject → 422 by field', async () => {
     const { call, domain } = await workspaceWithDomain();
     const inbox = await inboxOf(call, domain);

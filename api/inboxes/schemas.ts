@@ -6,7 +6,11 @@ import { displayName, offset } from '../http/formats';
 /** Bodies of a message written through an inbox: the same bound as a part of POST /emails (under the send body limit). */
 const Html = z.string().max(2_000_000).describe('HTML part');
 const Text = z.string().max(2_000_000).describe('Plain-text part');
-const IdempotencyKey = z.string().min(8).max(255).describe('Optional here: a repeat with the same key answers 200 duplicate with the first message');
+const IdempotencyKey = z
+  .string()
+  .min(8)
+  .max(255)
+  .describe('Optional here: a repeat with the same key answers 200 duplicate with the first message. Without one, the same send (inbox, thread, body) repeated within 10 minutes is a duplicate too');
 
 const Folder = z.enum(['inbox', 'sent', 'drafts', 'archived']);
 

@@ -3,13 +3,16 @@ import type { Sequelize } from 'sequelize';
 import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
+import { derivedSendKeys, type SendIdentity } from '../../core/inbox/send-keys';
 import { normalizeSubject } from '../../core/inbox/threading';
 import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
 import { parseRecipients } from '../../core/recipients';
 import { deleteDraft, type DraftChanges, insertDraft, updateDraft } from '../../db/repositories/inbox-drafts';
+import { findAcceptedKey } from '../../db/repositories/message-acceptance';
 import {
   findAnsweredMessage,
   findInboxMessage,
+  findOutboundByMessage,
   type InboxAttachment,
   type InboxMessageRecord,
 } from '../../db/repositories/inbox-messages';
@@ -54,12 +57,24 @@ export async function answering({ db }: InboxSendingDeps, workspaceId: string, i
   return { answered: message, ...replyReferences(message), subject: replySubject(message.subject), ...replyRecipients(message, inbox.address, replyAll, mailboxOf) };
 }
 
+/**
+ * The key of a send that came without one (core/inbox/send-keys.ts): this window's, unless the same send was
+ * accepted under the previous window's key less than a window ago, which then answers it as a repeat.
+ */
+export async function derivedIdempotencyKey({ db }: InboxSendingDeps, workspaceId: string, identity: SendIdentity): Promise<string> {
+  const keys = derivedSendKeys(identity, new Date());
+  const earlier = await findAcceptedKey(db, workspaceId, keys.previous);
+  if (!earlier) return keys.current;
+  const row = await findOutboundByMessage(db, workspaceId, earlier.id);
+  return row && row.createdAt > keys.freshSince ? keys.previous : keys.current;
+}
+
 /** A new conversation: a thread in folder `sent` with this first message. */
 export async function sendInboxMessage(deps: InboxSendingDeps, principal: Sender, inboxId: string, body: SendInboxInput): Promise<InboxSendOutcome> {
   const inbox = await activeInbox(deps, principal.workspaceId, inboxId);
   return accept(deps, principal, inbox, {
     ...body,
-    idempotencyKey: body.idempotencyKey ?? `inbox-send:${randomUUID()}`,
+    idempotencyKey: body.idempotencyKey ?? (await derivedIdempotencyKey(deps, principal.workspaceId, { inboxId: inbox.id, scope: 'send', body })),
     threadId: randomUUID(),
     inReplyTo: null,
     references: [],
@@ -81,7 +96,7 @@ export async function replyInThread(deps: InboxSendingDeps, principal: Sender, i
     subject: answer.subject,
     ...content,
     attachments: body.attachments,
-    idempotencyKey: body.idempotencyKey ?? `inbox-reply:${randomUUID()}`,
+    idempotencyKey: body.idempotencyKey ?? (await derivedIdempotencyKey(deps, principal.workspaceId, { inboxId: inbox.id, scope: { threadId }, body })),
     threadId,
     inReplyTo: answer.inReplyTo,
     references: answer.references,

@@ -18,6 +18,7 @@ import {
   InboxSendResultSchema,
   ReplyBody,
   SendInboxBody,
+  ThreadDetailQuery,
   ThreadDetailSchema,
   ThreadEnvelopeSchema,
   ThreadListQuery,
@@ -169,12 +170,13 @@ export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }:
   });
 
   routes.get('/inboxes/:id/threads/:threadId', 'inbox:read', {
-    summary: 'A thread with its messages, oldest first; reading it marks them read',
+    summary: 'A thread with its messages, oldest first; reading it marks them read. Received html is sanitized unless ?html=raw',
     params: ThreadParams,
+    query: ThreadDetailQuery,
     responses: { 200: { description: 'The thread', schema: ThreadDetailSchema }, 404: threadNotFound },
-    handle: async ({ principal, params }) => {
+    handle: async ({ principal, params, query }) => {
       const detail = await inboxes.threadDetail(principal.workspaceId, params.id, params.threadId);
-      return ok({ thread: threadView(detail.thread), messages: detail.messages.map(emailMessageView) });
+      return ok({ thread: threadView(detail.thread), messages: detail.messages.map((message) => emailMessageView(message, query.html)) });
     },
   });
 

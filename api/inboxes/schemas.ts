@@ -151,6 +151,13 @@ export const ThreadListQuery = z.object({
   cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
 });
 
+export const ThreadDetailQuery = z.object({
+  html: z
+    .enum(['sanitized', 'raw'])
+    .default('sanitized')
+    .describe('Received messages\' html: sanitized (scripts, handlers, remote images and styles that load anything removed; docs/inboxes.md), or raw as received'),
+});
+
 export const UpdateThreadBody = z
   .object({ folder: z.enum(['inbox', 'sent', 'archived']).describe('archived to archive, inbox (or sent) to unarchive; drafts is kept by the service') })
   .meta({ id: 'UpdateThread' });
@@ -186,7 +193,7 @@ export const EmailMessageSchema = z
     to: z.array(z.string()),
     cc: z.array(z.string()),
     bcc: z.array(z.string()).describe('Ours only; inbound mail shows none'),
-    html: z.string().nullable(),
+    html: z.string().nullable().describe('Received mail: sanitized unless ?html=raw was asked; ours: as written'),
     text: z.string().nullable(),
     replyText: z.string().nullable().describe('Inbound: the new text without the quoted history'),
     messageIdHeader: z.string().nullable(),

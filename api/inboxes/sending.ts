@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
+import { sanitizeReceivedHtml } from '../../core/inbox/received-html';
 import { derivedSendKeys, type SendIdentity } from '../../core/inbox/send-keys';
 import { normalizeSubject } from '../../core/inbox/threading';
 import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
@@ -53,7 +54,9 @@ export async function answering({ db }: InboxSendingDeps, workspaceId: string, i
   const answered = await findAnsweredMessage(db, workspaceId, threadId);
   if (!answered) throw new AppError('conflict', 'The thread has no message to answer yet (only a draft)');
   const mark = (answered.auth?.sender ?? null) as { authenticated?: boolean } | null;
-  const message: AnsweredMessage = { ...answered, senderAuthenticated: mark?.authenticated };
+  // A quote of received mail carries its html sanitized, as the thread shows it: never the sender's scripts or pixels.
+  const html = answered.direction === 'in' && answered.html !== null ? sanitizeReceivedHtml(answered.html) : answered.html;
+  const message: AnsweredMessage = { ...answered, html, senderAuthenticated: mark?.authenticated };
   return { answered: message, ...replyReferences(message), subject: replySubject(message.subject), ...replyRecipients(message, inbox.address, replyAll, mailboxOf) };
 }
 

@@ -163,6 +163,8 @@ export interface InboundToProcess {
   contactId: string | null;
   rawBlobKey: string | null;
   rawSize: number | null;
+  /** The Message-ID the listener read (bare), or null when the mail had none. */
+  messageIdHeader: string | null;
   auth: InboundAuthResults | null;
   createdAt: Date;
   /** The inbox's own address (`local_part@domain`, lower-case): never one of a thread's correspondents. */
@@ -178,6 +180,7 @@ interface InboundRow {
   contact_id: string | null;
   raw_blob_key: string | null;
   raw_size: number | null;
+  message_id_header: string | null;
   auth: InboundAuthResults | null;
   created_at: Date;
   inbox_address: string;
@@ -186,7 +189,7 @@ interface InboundRow {
 /** The inbound row with its inbox's address; `lock` holds it until the transaction ends (one processing at a time). */
 export async function findInboundMessage(db: Sequelize, workspaceId: string, id: string, transaction?: Transaction): Promise<InboundToProcess | null> {
   const rows = await db.query<InboundRow>(
-    `SELECT m.id, m.workspace_id, m.inbox_id, m.status, m.thread_id, m.contact_id, m.raw_blob_key, m.raw_size, m.auth, m.created_at,
+    `SELECT m.id, m.workspace_id, m.inbox_id, m.status, m.thread_id, m.contact_id, m.raw_blob_key, m.raw_size, m.message_id_header, m.auth, m.created_at,
             lower(i.local_part || '@' || d.name) AS inbox_address
        FROM inbox_messages m
        JOIN inboxes i ON i.workspace_id = m.workspace_id AND i.id = m.inbox_id
@@ -206,6 +209,7 @@ export async function findInboundMessage(db: Sequelize, workspaceId: string, id:
     contactId: row.contact_id,
     rawBlobKey: row.raw_blob_key,
     rawSize: row.raw_size,
+    messageIdHeader: row.message_id_header,
     auth: row.auth,
     createdAt: row.created_at,
     inboxAddress: row.inbox_address,

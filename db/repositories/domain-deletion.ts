@@ -52,7 +52,7 @@ async function domainUsers(db: Sequelize, workspaceId: string, domain: { id: str
   return { campaigns, journeys, inboxes };
 }
 
-export type DomainDeletion = { deleted: true } | { deleted: false; reason: 'not_found' } | { deleted: false; reason: 'in_use'; usedBy: DomainUsers };
+export type DomainDeletion = { deleted: true; domain: { name: string; region: string } } | { deleted: false; reason: 'not_found' } | { deleted: false; reason: 'in_use'; usedBy: DomainUsers };
 
 /**
  * Deletes the domain unless something still sends from it. The row is locked first, so a campaign or inbox
@@ -60,7 +60,7 @@ export type DomainDeletion = { deleted: true } | { deleted: false; reason: 'not_
  */
 export async function deleteUnusedDomain(db: Sequelize, workspaceId: string, domainId: string): Promise<DomainDeletion> {
   return db.transaction(async (transaction) => {
-    const [domain] = await db.query<{ id: string; name: string }>('SELECT id, name FROM domains WHERE workspace_id = $1 AND id = $2 FOR UPDATE', {
+    const [domain] = await db.query<{ id: string; name: string; region: string }>('SELECT id, name, region FROM domains WHERE workspace_id = $1 AND id = $2 FOR UPDATE', {
       bind: [workspaceId, domainId],
       type: QueryTypes.SELECT,
       transaction,
@@ -69,6 +69,6 @@ export async function deleteUnusedDomain(db: Sequelize, workspaceId: string, dom
     const usedBy = await domainUsers(db, workspaceId, domain, transaction);
     if (usedBy.campaigns.length || usedBy.journeys.length || usedBy.inboxes.length) return { deleted: false, reason: 'in_use', usedBy };
     await db.query('DELETE FROM domains WHERE workspace_id = $1 AND id = $2', { bind: [workspaceId, domainId], transaction });
-    return { deleted: true };
+    return { deleted: true, domain: { name: domain.name, region: domain.region } };
   });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CreateEmailIdentityCommand, ListEmailIdentitiesCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { QueryTypes } from 'sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { createTestWorkspace } from '../helpers/workspaces';
@@ -87,5 +88,50 @@ describe('DELETE /domains/:id', () => {
     const journeyId = ((await call('POST', '/automations', { name: 'Default', trigger: { event: 'signed_up' }, graph })).body as { id: string }).id;
     expect((await call('POST', `/automations/${journeyId}/activate`)).status).toBe(200);
     expect(await call('DELETE', `/domains/${domainId}`)).toMatchObject({ status: 409, body: { usedBy: { journeys: [{ id: journeyId }], campaigns: [], inboxes: [] } } });
+  });
+});
+
+describe('DELETE /domains/:id with SES as the provider (the AWS stand-in)', () => {
+  let sesApi: ApiHarness;
+  // Endpoint and credentials from the environment, as the service's own clients take them.
+  const ses = new SESv2Client({ region: 'us-east-1' });
+  beforeAll(async () => {
+    sesApi = await startApi({
+      RATE_LIMIT_PER_SECOND: '1000',
+      EMAIL_PROVIDER: 'ses',
+      SNS_TOPIC_ARNS: 'arn:aws:sns:us-east-1:123456789012:messaging-test',
+      TASK_QUEUE_PREFIX: `domain-deletion-ses-${randomUUID().slice(0, 8)}-`,
+    });
+  });
+  afterAll(async () => {
+    ses.destroy();
+    await sesApi.close();
+  });
+
+  const identities = async () => {
+    const names: string[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await ses.send(new ListEmailIdentitiesCommand({ NextToken, PageSize: 1000 }));
+      names.push(...(page.EmailIdentities ?? []).map((identity) => identity.IdentityName ?? ''));
+      NextToken = page.NextToken;
+    } while (NextToken);
+    return names;
+  };
+
+  it('the domain\'s SES identity (our DKIM key with it) is removed; one another workspace verified under the same name is kept', async () => {
+    const owner = await createTestWorkspace(sesApi, { domain: { region: 'us-east-1' } });
+    await ses.send(new CreateEmailIdentityCommand({ EmailIdentity: owner.domain }));
+    expect(await identities()).toContain(owner.domain);
+    expect((await owner.call('DELETE', `/domains/${owner.domainId}`)).status).toBe(204);
+    expect(await identities()).not.toContain(owner.domain);
+
+    // A pending claim of a name another workspace then verified: that workspace's identity stays.
+    const name = `mail-${randomUUID().slice(0, 8)}.example.com`;
+    const claimant = await createTestWorkspace(sesApi, { domain: { name, verified: false, region: 'us-east-1' } });
+    const verifier = await createTestWorkspace(sesApi, { domain: { name, region: 'us-east-1' } });
+    await ses.send(new CreateEmailIdentityCommand({ EmailIdentity: verifier.domain }));
+    expect((await claimant.call('DELETE', `/domains/${claimant.domainId}`)).status).toBe(204);
+    expect(await identities()).toContain(verifier.domain);
   });
 });

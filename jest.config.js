@@ -1,8 +1,9 @@
 /** Three projects: pure unit tests, time-skipping workflow tests, and integration tests on real services. */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
-  // email-reply-parser ships only ESM (Node 24 requires it natively); jest loads it compiled to CommonJS.
-  '/email-reply-parser/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
+  // email-reply-parser, and the htmlparser2 family sanitize-html brings, ship only ESM (Node 24 requires it
+  // natively); jest loads them compiled to CommonJS.
+  '/(email-reply-parser|sanitize-html/node_modules/[^/]+)/.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
 };
 const project = (name, extra = {}) => ({
   displayName: name,
@@ -12,7 +13,9 @@ const project = (name, extra = {}) => ({
   // marked ships only ESM, which Node 24 requires natively but jest (without --experimental-vm-modules)
   // cannot; its UMD build is the same code in a form jest loads.
   moduleNameMapper: { '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js' },
-  transformIgnorePatterns: ['/node_modules/(?!email-reply-parser/)'],
+  // Everything under node_modules but those ESM-only packages (sanitize-html's are nested: its own path holds a
+  // second /node_modules/ that a plain negative lookahead would match).
+  transformIgnorePatterns: ['^(?!.*/node_modules/(email-reply-parser|sanitize-html/node_modules/[^/]+)/).*/node_modules/'],
   ...extra,
 });
 

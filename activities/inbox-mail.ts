@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sequelize, Transaction } from 'sequelize';
 import { isDmarcFailure, type InboundAuthResults } from '../core/inbox/auth-results';
-import type { InboundContactEventName } from '../core/inbox/contact-events';
+import { inboundContactEventKey, type InboundContactEventName, legacyInboundContactEventKey } from '../core/inbox/contact-events';
 import { authenticateSender, type SenderAuthentication, senderMark } from '../core/inbox/sender-authentication';
 import { chooseThread, normalizeMessageId, normalizeSubject, type ReferencedThread, sesProviderIdOf, SUBJECT_WINDOW_MS, threadingReferences, type ThreadChoice } from '../core/inbox/threading';
 import { normaliseAddress } from '../core/identities';
@@ -40,8 +40,12 @@ export type ProcessOutcome =
   /** The row is gone (its inbox was deleted): nothing left to do. */
   | { status: 'missing' };
 
-/** The contact event of an inbound message is stored once, under this idempotency key. */
-export const inboundContactEventKey = (inboxMessageId: string) => `inbound-mail:${inboxMessageId}`;
+/** The contact event a processed copy stored or found (one per mail: core/inbox/contact-events.ts), if any. */
+export async function contactEventOf(db: Sequelize, row: InboundToProcess) {
+  if (!row.contactId) return null;
+  const key = inboundContactEventKey(row.contactId, { inboxMessageId: row.id, messageIdHeader: row.messageIdHeader, rawBlobKey: row.rawBlobKey });
+  return (await findEventByKey(db, row.workspaceId, key)) ?? findEventByKey(db, row.workspaceId, legacyInboundContactEventKey(row.id));
+}
 
 /** How long the reply-text preview of the `email.received` payload is. */
 const PREVIEW_CHARS = 280;
@@ -142,24 +146,31 @@ export async function contactOf(db: Sequelize, workspaceId: string, address: str
   return owner?.contactId ?? null;
 }
 
-/** The contact's event, stored in the processing transaction: it exists exactly when the message was processed. */
-export async function storeContactEvent(db: Sequelize, row: InboundToProcess, parsed: ParsedInbound, threadId: string, contactId: string, isReply: boolean, transaction: Transaction) {
+/**
+ * The contact's event, stored in the processing transaction: it exists exactly when the message was processed.
+ * Null when another copy of the same mail (to another inbox of the workspace) already stored it: that copy's
+ * workflow tells the journeys, this one has nothing to add.
+ */
+export async function storeContactEvent(
+  db: Sequelize, row: InboundToProcess, parsed: ParsedInbound, threadId: string, contactId: string, isReply: boolean, transaction: Transaction,
+): Promise<InboundContactEventName | null> {
   const name: InboundContactEventName = isReply ? 'email.replied' : 'email.received';
-  await acceptContactEvent(db, row.workspaceId, {
+  const stored = await acceptContactEvent(db, row.workspaceId, {
     contactId,
     name,
     // Flat values only, so an automation's `match` can test them.
     properties: { inboxId: row.inboxId, threadId, inboxMessageId: row.id, inbox: row.inboxAddress, from: parsed.fromAddress ?? '', subject: parsed.subject ?? '' },
     occurredAt: row.createdAt,
-    idempotencyKey: inboundContactEventKey(row.id),
+    idempotencyKey: inboundContactEventKey(contactId, { inboxMessageId: row.id, messageIdHeader: row.messageIdHeader, rawBlobKey: row.rawBlobKey }),
   }, transaction);
-  return name;
+  return stored.duplicate ? null : name;
 }
 
-/** The outcome of a message an earlier attempt processed, with the contact event it stored. */
+/** The outcome of a message an earlier attempt processed, with the contact event it stored (not another copy's). */
 export async function alreadyProcessed(db: Sequelize, row: InboundToProcess): Promise<ProcessOutcome> {
-  const event = row.contactId ? await findEventByKey(db, row.workspaceId, inboundContactEventKey(row.id)) : null;
-  return { status: 'already_processed', threadId: row.threadId ?? '', contactEvent: event ? (event.name as InboundContactEventName) : null };
+  const event = await contactEventOf(db, row);
+  const ours = event && event.properties.inboxMessageId === row.id;
+  return { status: 'already_processed', threadId: row.threadId ?? '', contactEvent: ours ? (event.name as InboundContactEventName) : null };
 }
 
 /**
@@ -238,7 +249,8 @@ export function createInboundMailActivities(deps: InboundMailDeps) {
      * (triggers, goals, waits). When Temporal cannot take it now, the journey sweeper matches it later.
      */
     async matchInboundContactEvent(input: InboundMailInput): Promise<{ matched: boolean }> {
-      const event = await findEventByKey(db, input.workspaceId, inboundContactEventKey(input.inboxMessageId));
+      const row = await findInboundMessage(db, input.workspaceId, input.inboxMessageId);
+      const event = row ? await contactEventOf(db, row) : null;
       if (!event) return { matched: false };
       const outcome = await matchStoredEvent({ db, journeys: deps.journeys, temporalTimeoutMs: 30_000, logger: deps.logger }, event);
       return { matched: outcome.processed };

@@ -2,6 +2,7 @@ import { created, ok, type RouteTable } from '../http/route';
 import {
   CreateDomainBody,
   DomainCreatedSchema,
+  DomainInUseSchema,
   DomainInboundSchema,
   DomainListSchema,
   DomainParams,
@@ -45,6 +46,20 @@ export function domainRoutes(routes: RouteTable, domains: DomainService): void {
     body: UpdateDomainBody,
     responses: { 200: { description: 'The updated domain', schema: DomainSchema }, 404: notFound },
     handle: async ({ principal, params, body }) => ok(domainView(await domains.update(principal.workspaceId, params.id, body), settings)),
+  });
+
+  routes.delete('/domains/:id', 'domains:write', {
+    summary: 'Delete a domain nothing sends from; its DKIM keys go with it, the mail it sent stays',
+    params: DomainParams,
+    responses: {
+      204: { description: 'Deleted' },
+      404: notFound,
+      409: { description: 'conflict: campaigns, journeys or inboxes still use the domain (named in usedBy)', schema: DomainInUseSchema },
+    },
+    handle: async ({ principal, params }) => {
+      await domains.remove(principal.workspaceId, params.id);
+      return { status: 204 };
+    },
   });
 
   routes.post('/domains/:id/verify', 'domains:write', {

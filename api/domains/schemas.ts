@@ -110,3 +110,17 @@ export type CreateDomainInput = z.infer<typeof CreateDomainBody>;
 export type UpdateDomainInput = z.infer<typeof UpdateDomainBody>;
 export type DomainView = z.infer<typeof DomainSchema>;
 export type DnsRecordView = z.infer<typeof DnsRecordSchema>;
+
+const DomainUser = z.object({ id: z.uuid(), name: z.string(), status: z.string() });
+
+export const DomainInUseSchema = z
+  .object({
+    error: z.literal('conflict'),
+    message: z.string(),
+    usedBy: z.object({
+      campaigns: z.array(DomainUser).describe('Scheduled, sending or paused campaigns whose fromAddress is on the domain'),
+      journeys: z.array(DomainUser).describe('Active or paused journeys with an email step sending from it (its from, or the default sender it gives)'),
+      inboxes: z.array(z.object({ id: z.uuid(), address: z.string(), status: z.string() })).describe('Every inbox on the domain, disabled ones too'),
+    }),
+  })
+  .meta({ id: 'DomainInUse' });

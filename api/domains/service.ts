@@ -11,10 +11,14 @@ import {
   type DomainRecord,
   findDomain,
   insertDomain,
+  isVerifiedElsewhere,
   listDomains,
   setInboundEnabled,
   updateDomainDefaults,
 } from '../../db/repositories/domains';
+import { deleteUnusedDomain } from '../../db/repositories/domain-deletion';
+import { createSesClients } from '../../providers/ses/clients';
+import { createSesDomainIdentities } from '../../providers/ses/domain-identity';
 import type { CreateDomainInput, UpdateDomainInput } from './schemas';
 import { createDomainVerification, type DomainVerification } from './verification';
 
@@ -24,9 +28,15 @@ export interface DomainServiceDeps {
   keyring: Keyring;
   defaultRegion: string;
   verification: DomainVerification;
+  /**
+   * Removes a deleted domain from the email provider, when the provider holds it (SES: the identity with
+   * our DKIM key). Absent when the provider keeps nothing per domain (the SMTP relay).
+   */
+  forgetAtProvider?: (domain: { name: string; region: string }) => Promise<void>;
+  logger?: Logger;
 }
 
-export function createDomainService({ db, settings, keyring, defaultRegion, verification }: DomainServiceDeps) {
+export function createDomainService({ db, settings, keyring, defaultRegion, verification, forgetAtProvider, logger }: DomainServiceDeps) {
   const get = async (workspaceId: string, domainId: string): Promise<DomainRecord> => {
     const domain = await findDomain(db, workspaceId, domainId);
     if (!domain) throw AppError.notFound('Domain');
@@ -81,6 +91,28 @@ export function createDomainService({ db, settings, keyring, defaultRegion, veri
       return get(workspaceId, domainId);
     },
 
+    /**
+     * Deletes a domain nothing sends from: its DKIM keys and record checks go with the row, the messages it
+     * sent stay (they name their sender by address). 409 conflict names what still uses it (usedBy).
+     */
+    async remove(workspaceId: string, domainId: string): Promise<void> {
+      const outcome = await deleteUnusedDomain(db, workspaceId, domainId);
+      if (outcome.deleted) {
+        // Only the workspace that verified the name registered it with the provider: another workspace's
+        // verified domain of this name owns the identity, and keeps it.
+        if (forgetAtProvider && !(await isVerifiedElsewhere(db, workspaceId, outcome.domain.name))) {
+          // The domain is gone either way: a provider that cannot be reached now leaves an identity that signs
+          // nothing of ours (the send path refuses the domain), for an operator to remove.
+          await forgetAtProvider(outcome.domain).catch((error: unknown) => logger?.warn({ err: error, domain: outcome.domain.name }, 'the deleted domain is still registered with SES'));
+        }
+        return;
+      }
+      if (outcome.reason === 'not_found') throw AppError.notFound('Domain');
+      throw new AppError('conflict', 'The domain is still used: cancel these campaigns (or let them finish), archive these journeys and delete these inboxes first', {
+        usedBy: outcome.usedBy,
+      });
+    },
+
     async setInbound(workspaceId: string, domainId: string, enabled: boolean): Promise<DomainRecord> {
       const domain = await setInboundEnabled(db, workspaceId, domainId, enabled);
       if (!domain) throw AppError.notFound('Domain');
@@ -102,6 +134,16 @@ const invalidFromAddress = (message: string): AppError =>
 
 export type DomainService = ReturnType<typeof createDomainService>;
 
+/** Deletions are rare: a client for the one call, closed after it, rather than one the API keeps open. */
+async function forgetAtSes(domain: { name: string; region: string }): Promise<void> {
+  const clients = createSesClients();
+  try {
+    await createSesDomainIdentities(clients).remove(domain);
+  } finally {
+    clients.destroy();
+  }
+}
+
 /** The service as the deployment configures it. */
 export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; temporal: Client; logger: Logger }): DomainService {
   const { config } = deps;
@@ -110,6 +152,8 @@ export function domainServiceFromConfig(deps: { db: Sequelize; config: Config; t
     settings: { spfInclude: config.PLATFORM_SPF_INCLUDE, inboundMxHost: config.INBOUND_MX_HOST },
     keyring: configKeyring(config),
     defaultRegion: config.AWS_REGION,
+    forgetAtProvider: config.EMAIL_PROVIDER === 'ses' ? forgetAtSes : undefined,
+    logger: deps.logger,
     verification: createDomainVerification({
       temporal: deps.temporal,
       taskQueuePrefix: config.TASK_QUEUE_PREFIX,

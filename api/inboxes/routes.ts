@@ -18,11 +18,13 @@ import {
   InboxSendResultSchema,
   ReplyBody,
   SendInboxBody,
+  ThreadDetailQuery,
   ThreadDetailSchema,
   ThreadEnvelopeSchema,
   ThreadListQuery,
   ThreadListSchema,
   ThreadParams,
+  UpdateDraftBody,
   UpdateInboxBody,
   UpdateThreadBody,
 } from './schemas';
@@ -129,6 +131,19 @@ export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }:
     handle: async ({ principal, params }) => ok({ draft: emailMessageView(await sending.getDraft(principal.workspaceId, params.id, params.draftId)) }),
   });
 
+  routes.patch('/inboxes/:id/drafts/:draftId', 'inbox:write', {
+    summary: 'Change an unsent draft: only the fields given (null clears subject, html or text; attachments replace its files)',
+    params: DraftParams,
+    body: UpdateDraftBody,
+    bodyLimit: 'large',
+    responses: {
+      200: { description: 'The draft as it now is', schema: DraftEnvelopeSchema },
+      404: { description: 'No such inbox or draft' },
+      409: { description: 'conflict: the draft was sent (it is a message now and no longer changes)' },
+    },
+    handle: async ({ principal, params, body }) => ok({ draft: emailMessageView(await sending.updateDraft(principal, params.id, params.draftId, body)) }),
+  });
+
   routes.delete('/inboxes/:id/drafts/:draftId', 'inbox:write', {
     summary: 'Delete a draft (a new conversation\'s thread goes with it)',
     params: DraftParams,
@@ -155,12 +170,13 @@ export function inboxRoutes(routes: RouteTable, { inboxes, sending, downloads }:
   });
 
   routes.get('/inboxes/:id/threads/:threadId', 'inbox:read', {
-    summary: 'A thread with its messages, oldest first; reading it marks them read',
+    summary: 'A thread with its messages, oldest first; reading it marks them read. Received html is sanitized unless ?html=raw',
     params: ThreadParams,
+    query: ThreadDetailQuery,
     responses: { 200: { description: 'The thread', schema: ThreadDetailSchema }, 404: threadNotFound },
-    handle: async ({ principal, params }) => {
+    handle: async ({ principal, params, query }) => {
       const detail = await inboxes.threadDetail(principal.workspaceId, params.id, params.threadId);
-      return ok({ thread: threadView(detail.thread), messages: detail.messages.map(emailMessageView) });
+      return ok({ thread: threadView(detail.thread), messages: detail.messages.map((message) => emailMessageView(message, query.html)) });
     },
   });
 

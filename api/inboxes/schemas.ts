@@ -6,7 +6,11 @@ import { displayName, offset } from '../http/formats';
 /** Bodies of a message written through an inbox: the same bound as a part of POST /emails (under the send body limit). */
 const Html = z.string().max(2_000_000).describe('HTML part');
 const Text = z.string().max(2_000_000).describe('Plain-text part');
-const IdempotencyKey = z.string().min(8).max(255).describe('Optional here: a repeat with the same key answers 200 duplicate with the first message');
+const IdempotencyKey = z
+  .string()
+  .min(8)
+  .max(255)
+  .describe('Optional here: a repeat with the same key answers 200 duplicate with the first message. Without one, the same send (inbox, thread, body) repeated within 10 minutes is a duplicate too');
 
 const Folder = z.enum(['inbox', 'sent', 'drafts', 'archived']);
 
@@ -115,6 +119,20 @@ export const CreateDraftBody = z
 
 export type CreateDraftInput = z.infer<typeof CreateDraftBody>;
 
+export const UpdateDraftBody = z
+  .object({
+    to: addressList(50, 0).optional().describe('Replaces the draft\'s to ([] empties it)'),
+    cc: addressList(50, 0).optional(),
+    bcc: addressList(50, 0).optional(),
+    subject: SubjectSchema.nullable().optional().describe('null clears it (a reply draft then answers with "Re: " and the thread\'s subject)'),
+    html: Html.nullable().optional().describe('null clears it'),
+    text: Text.nullable().optional().describe('null clears it'),
+    attachments: AttachmentSourcesSchema.optional().describe('Replaces the draft\'s files ([] removes them)'),
+  })
+  .meta({ id: 'InboxDraftUpdate' });
+
+export type UpdateDraftInput = z.infer<typeof UpdateDraftBody>;
+
 export const DraftCreatedSchema = z.object({ draftId: z.uuid(), threadId: z.uuid() }).meta({ id: 'DraftCreated' });
 
 export const InboxSendResultSchema = z
@@ -131,6 +149,13 @@ export const ThreadListQuery = z.object({
   folder: Folder.default('inbox'),
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
+});
+
+export const ThreadDetailQuery = z.object({
+  html: z
+    .enum(['sanitized', 'raw'])
+    .default('sanitized')
+    .describe('Received messages\' html: sanitized (scripts, handlers, remote images and styles that load anything removed; docs/inboxes.md), or raw as received'),
 });
 
 export const UpdateThreadBody = z
@@ -168,7 +193,7 @@ export const EmailMessageSchema = z
     to: z.array(z.string()),
     cc: z.array(z.string()),
     bcc: z.array(z.string()).describe('Ours only; inbound mail shows none'),
-    html: z.string().nullable(),
+    html: z.string().nullable().describe('Received mail: sanitized unless ?html=raw was asked; ours: as written'),
     text: z.string().nullable(),
     replyText: z.string().nullable().describe('Inbound: the new text without the quoted history'),
     messageIdHeader: z.string().nullable(),

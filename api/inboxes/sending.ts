@@ -3,13 +3,17 @@ import type { Sequelize } from 'sequelize';
 import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
+import { sanitizeReceivedHtml } from '../../core/inbox/received-html';
+import { derivedSendKeys, type SendIdentity } from '../../core/inbox/send-keys';
 import { normalizeSubject } from '../../core/inbox/threading';
 import { type AnsweredMessage, quoted, replyRecipients, replyReferences, replySubject } from '../../core/inbox/replies';
 import { parseRecipients } from '../../core/recipients';
-import { deleteDraft, insertDraft } from '../../db/repositories/inbox-drafts';
+import { deleteDraft, type DraftChanges, insertDraft, updateDraft } from '../../db/repositories/inbox-drafts';
+import { findAcceptedKey } from '../../db/repositories/message-acceptance';
 import {
   findAnsweredMessage,
   findInboxMessage,
+  findOutboundByMessage,
   type InboxAttachment,
   type InboxMessageRecord,
 } from '../../db/repositories/inbox-messages';
@@ -18,7 +22,7 @@ import type { SendChecks } from '../../services/acceptance/email-draft';
 import { acceptInboxMail, inboxDuplicateOf, type InboxSendOutcome, mailboxOf, type Outgoing } from '../../services/acceptance/inbox-acceptance';
 import type { Sender } from '../../services/acceptance/outcome';
 import type { InboxService } from './service';
-import type { CreateDraftInput, ReplyInput, SendInboxInput } from './schemas';
+import type { CreateDraftInput, ReplyInput, SendInboxInput, UpdateDraftInput } from './schemas';
 
 const fieldError = (field: string, message: string) => AppError.validation({ formErrors: [], fieldErrors: { [field]: [message] } });
 
@@ -50,8 +54,22 @@ export async function answering({ db }: InboxSendingDeps, workspaceId: string, i
   const answered = await findAnsweredMessage(db, workspaceId, threadId);
   if (!answered) throw new AppError('conflict', 'The thread has no message to answer yet (only a draft)');
   const mark = (answered.auth?.sender ?? null) as { authenticated?: boolean } | null;
-  const message: AnsweredMessage = { ...answered, senderAuthenticated: mark?.authenticated };
+  // A quote of received mail carries its html sanitized, as the thread shows it: never the sender's scripts or pixels.
+  const html = answered.direction === 'in' && answered.html !== null ? sanitizeReceivedHtml(answered.html) : answered.html;
+  const message: AnsweredMessage = { ...answered, html, senderAuthenticated: mark?.authenticated };
   return { answered: message, ...replyReferences(message), subject: replySubject(message.subject), ...replyRecipients(message, inbox.address, replyAll, mailboxOf) };
+}
+
+/**
+ * The key of a send that came without one (core/inbox/send-keys.ts): this window's, unless the same send was
+ * accepted under the previous window's key less than a window ago, which then answers it as a repeat.
+ */
+export async function derivedIdempotencyKey({ db }: InboxSendingDeps, workspaceId: string, identity: SendIdentity): Promise<string> {
+  const keys = derivedSendKeys(identity, new Date());
+  const earlier = await findAcceptedKey(db, workspaceId, keys.previous);
+  if (!earlier) return keys.current;
+  const row = await findOutboundByMessage(db, workspaceId, earlier.id);
+  return row && row.createdAt > keys.freshSince ? keys.previous : keys.current;
 }
 
 /** A new conversation: a thread in folder `sent` with this first message. */
@@ -59,7 +77,7 @@ export async function sendInboxMessage(deps: InboxSendingDeps, principal: Sender
   const inbox = await activeInbox(deps, principal.workspaceId, inboxId);
   return accept(deps, principal, inbox, {
     ...body,
-    idempotencyKey: body.idempotencyKey ?? `inbox-send:${randomUUID()}`,
+    idempotencyKey: body.idempotencyKey ?? (await derivedIdempotencyKey(deps, principal.workspaceId, { inboxId: inbox.id, scope: 'send', body })),
     threadId: randomUUID(),
     inReplyTo: null,
     references: [],
@@ -81,7 +99,7 @@ export async function replyInThread(deps: InboxSendingDeps, principal: Sender, i
     subject: answer.subject,
     ...content,
     attachments: body.attachments,
-    idempotencyKey: body.idempotencyKey ?? `inbox-reply:${randomUUID()}`,
+    idempotencyKey: body.idempotencyKey ?? (await derivedIdempotencyKey(deps, principal.workspaceId, { inboxId: inbox.id, scope: { threadId }, body })),
     threadId,
     inReplyTo: answer.inReplyTo,
     references: answer.references,
@@ -134,6 +152,45 @@ export async function deleteInboxDraft(deps: InboxSendingDeps, workspaceId: stri
   return draft;
 }
 
+const sentDraft = () => new AppError('conflict', 'This draft was sent: a sent message no longer changes');
+
+/**
+ * Changes an unsent draft: only the fields given, the others stay (null clears subject, html or text;
+ * attachments replace the draft's files). A draft already sent is a message now: 409 conflict.
+ */
+export async function updateInboxDraft(deps: InboxSendingDeps, principal: Sender, inboxId: string, draftId: string, body: UpdateDraftInput): Promise<InboxMessageRecord> {
+  const { db, checks } = deps;
+  const { workspaceId } = principal;
+  const inbox = await deps.inboxes.get(workspaceId, inboxId);
+  const draft = await findInboxMessage(db, workspaceId, inboxId, draftId);
+  if (!draft || draft.direction !== 'out') throw AppError.notFound('Draft');
+  if (draft.status !== 'draft') throw sentDraft();
+  const changes: DraftChanges = {};
+  if (body.to !== undefined || body.cc !== undefined || body.bcc !== undefined) {
+    const parsed = parseRecipients({ to: body.to ?? draft.to, cc: body.cc ?? draft.cc, bcc: body.bcc ?? draft.bcc });
+    if (!parsed.ok && 'tooMany' in parsed) throw new AppError('too_many_recipients', `to + cc + bcc may hold at most 50 recipients; got ${parsed.tooMany}`);
+    if (!parsed.ok) throw fieldError(parsed.field, parsed.error);
+    const { to, cc, bcc } = parsed.recipients;
+    Object.assign(changes, { to: to.map(formatMailbox), cc: cc.map(formatMailbox), bcc: bcc.map(formatMailbox) });
+    changes.participants = [...new Set([...to, ...cc].map((mailbox) => lower(mailbox.address)))].filter((address) => address !== lower(inbox.address));
+  }
+  if (body.subject !== undefined) {
+    changes.subject = body.subject;
+    changes.normalizedSubject = normalizeSubject(body.subject);
+  }
+  if (body.html !== undefined) changes.html = body.html;
+  if (body.text !== undefined) changes.text = body.text;
+  const stored = body.attachments?.length ? await checks.prepareAttachments(workspaceId, body.attachments) : null;
+  if (body.attachments !== undefined) changes.attachments = stored?.refs ?? [];
+  if (!(await updateDraft(db, workspaceId, inboxId, draftId, changes))) {
+    await stored?.discard().catch(() => undefined);
+    // Sent (or deleted) between the read and the write.
+    const now = await findInboxMessage(db, workspaceId, inboxId, draftId);
+    throw now ? sentDraft() : AppError.notFound('Draft');
+  }
+  return (await findInboxMessage(db, workspaceId, inboxId, draftId)) as InboxMessageRecord;
+}
+
 /**
  * Sends a draft through the same path as send and reply: a reply draft answers the thread's latest message
  * as it is now. A draft without recipients, subject or body is refused field by field (422). The draft's
@@ -180,6 +237,7 @@ export function createInboxSending(deps: InboxSendingDeps) {
     createDraft: (principal: Sender, inboxId: string, body: CreateDraftInput) => createInboxDraft(deps, principal, inboxId, body),
     getDraft: (workspaceId: string, inboxId: string, draftId: string) => getInboxDraft(deps, workspaceId, inboxId, draftId),
     deleteDraft: (workspaceId: string, inboxId: string, draftId: string) => deleteInboxDraft(deps, workspaceId, inboxId, draftId),
+    updateDraft: (principal: Sender, inboxId: string, draftId: string, body: UpdateDraftInput) => updateInboxDraft(deps, principal, inboxId, draftId, body),
     sendDraft: (principal: Sender, inboxId: string, draftId: string) => sendInboxDraft(deps, principal, inboxId, draftId),
   };
 }

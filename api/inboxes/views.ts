@@ -1,4 +1,5 @@
 import { formatMailbox } from '../../core/addresses';
+import { sanitizeReceivedHtml } from '../../core/inbox/received-html';
 import type { InboxMessageRecord } from '../../db/repositories/inbox-messages';
 import type { ThreadRecord } from '../../db/repositories/inbox-threads';
 import type { InboxRecord } from '../../db/repositories/inboxes';
@@ -30,8 +31,12 @@ export function threadView(thread: ThreadRecord): ThreadView {
   };
 }
 
-/** Attachments as metadata only: an inbound file's blob key is ours, never shown. */
-export function emailMessageView(message: InboxMessageRecord): EmailMessageView {
+/**
+ * Attachments as metadata only: an inbound file's blob key is ours, never shown. Received HTML is sanitized
+ * (core/inbox/received-html.ts) unless the caller asked for it raw; ours is shown as written.
+ */
+export function emailMessageView(message: InboxMessageRecord, html: 'sanitized' | 'raw' = 'sanitized'): EmailMessageView {
+  const sanitize = message.direction === 'in' && html === 'sanitized' && message.html !== null;
   return {
     id: message.id,
     direction: message.direction,
@@ -41,7 +46,7 @@ export function emailMessageView(message: InboxMessageRecord): EmailMessageView 
     to: message.to,
     cc: message.cc,
     bcc: message.direction === 'out' ? message.bcc : [],
-    html: message.html,
+    html: sanitize ? sanitizeReceivedHtml(message.html as string) : message.html,
     text: message.text,
     replyText: message.replyText,
     messageIdHeader: message.messageIdHeader,

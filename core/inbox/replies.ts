@@ -1,4 +1,5 @@
 import { type Mailbox, formatMailbox } from '../addresses';
+import { sesMessageIdHeader } from './threading';
 
 /**
  * How an inbox answers a message (RFC 5322 §3.6.4): In-Reply-To names the message answered, References is its
@@ -25,6 +26,22 @@ export interface AnsweredMessage {
    * for mail received before that mark existed, and for our own.
    */
   senderAuthenticated?: boolean;
+  /**
+   * Our own message as SES carried it: SES replaced the Message-ID we wrote with its own
+   * (`<providerId@region.amazonses.com>`), the only one its recipients ever saw. Absent for mail of the SMTP
+   * relay (our Message-ID went out as written), for received mail, and for ours not yet accepted by SES.
+   */
+  sentThroughSes?: { providerMessageId: string; region: string } | null;
+}
+
+/**
+ * The Message-ID the answered message carries in its recipients' mailboxes: what a reply must name in
+ * In-Reply-To and References for their clients to thread it. For our own mail sent through SES that is SES's
+ * id, never the one we generated (SES dropped it); otherwise the Message-ID as stored.
+ */
+export function answeredMessageId(answered: Pick<AnsweredMessage, 'messageIdHeader'> & Partial<Pick<AnsweredMessage, 'direction' | 'sentThroughSes'>>): string | null {
+  const ses = answered.direction === 'out' ? answered.sentThroughSes : null;
+  return ses ? sesMessageIdHeader(ses.providerMessageId, ses.region) : answered.messageIdHeader;
 }
 
 /**
@@ -46,10 +63,12 @@ export function replySubject(subject: string | null | undefined): string {
 }
 
 /** In-Reply-To and References of an answer to `answered` (bare ids). No Message-ID: nothing to thread on. */
-export function replyReferences(answered: Pick<AnsweredMessage, 'messageIdHeader' | 'references'>): { inReplyTo: string | null; references: string[] } {
-  const id = answered.messageIdHeader;
+export function replyReferences(
+  answered: Pick<AnsweredMessage, 'messageIdHeader' | 'references'> & Partial<Pick<AnsweredMessage, 'direction' | 'sentThroughSes'>>,
+): { inReplyTo: string | null; references: string[] } {
+  const id = answeredMessageId(answered);
   if (!id) return { inReplyTo: null, references: [...new Set(answered.references)].slice(-MAX_REFERENCES) };
-  const chain = [...new Set([...answered.references.filter((reference) => reference !== id), id])];
+  const chain = [...new Set([...answered.references.filter((reference) => reference !== id && reference !== answered.messageIdHeader), id])];
   const references = chain.length <= MAX_REFERENCES ? chain : [chain[0], ...chain.slice(-(MAX_REFERENCES - 1))];
   return { inReplyTo: id, references };
 }

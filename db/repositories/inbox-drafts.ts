@@ -69,3 +69,60 @@ export async function deleteDraft(db: Sequelize, workspaceId: string, inboxId: s
   );
   return rows.length === 1;
 }
+
+/** The fields of a draft a PATCH sets; absent ones stay as they are. */
+export interface DraftChanges {
+  to?: string[];
+  cc?: string[];
+  bcc?: string[];
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+  attachments?: InboxAttachment[];
+  /** With the subject: the thread's, when the draft is a new conversation's (its thread says what the draft says). */
+  normalizedSubject?: string;
+  /** The correspondents of the draft's recipients as they now are, for a new conversation's thread. */
+  participants?: string[];
+}
+
+/**
+ * Changes a draft while it is still one (`status = 'draft'`): a draft sent meanwhile is left as sent and
+ * answers false. A new conversation's thread (folder `drafts`) takes the draft's subject and correspondents.
+ */
+export async function updateDraft(db: Sequelize, workspaceId: string, inboxId: string, draftId: string, changes: DraftChanges): Promise<boolean> {
+  const set = (key: keyof DraftChanges) => changes[key] !== undefined;
+  const rows = await db.query<{ id: string }>(
+    `WITH changed AS (
+       UPDATE inbox_messages SET
+         to_addresses = CASE WHEN $4 THEN $5::text[] ELSE to_addresses END,
+         cc_addresses = CASE WHEN $6 THEN $7::text[] ELSE cc_addresses END,
+         bcc_addresses = CASE WHEN $8 THEN $9::text[] ELSE bcc_addresses END,
+         subject = CASE WHEN $10 THEN $11 ELSE subject END,
+         html = CASE WHEN $12 THEN $13 ELSE html END,
+         text = CASE WHEN $14 THEN $15 ELSE text END,
+         attachments = CASE WHEN $16 THEN $17::jsonb ELSE attachments END,
+         updated_at = now()
+       WHERE workspace_id = $1 AND inbox_id = $2 AND id = $3 AND status = 'draft'
+       RETURNING id, thread_id
+     ),
+     thread AS (
+       UPDATE threads t SET
+         subject = CASE WHEN $10 THEN COALESCE($11, '') ELSE t.subject END,
+         normalized_subject = CASE WHEN $10 THEN $18 ELSE t.normalized_subject END,
+         participants = CASE WHEN $19::text[] IS NULL THEN t.participants ELSE $19::text[] END,
+         updated_at = now()
+       FROM changed WHERE t.workspace_id = $1 AND t.id = changed.thread_id AND t.folder = 'drafts'
+     )
+     SELECT id FROM changed`,
+    {
+      bind: [
+        workspaceId, inboxId, draftId,
+        set('to'), changes.to ?? [], set('cc'), changes.cc ?? [], set('bcc'), changes.bcc ?? [],
+        set('subject'), changes.subject ?? null, set('html'), changes.html ?? null, set('text'), changes.text ?? null,
+        set('attachments'), JSON.stringify(changes.attachments ?? []), changes.normalizedSubject ?? '', changes.participants ?? null,
+      ],
+      type: QueryTypes.SELECT,
+    },
+  );
+  return rows.length === 1;
+}

@@ -130,15 +130,28 @@ export async function findOutboundByMessage(db: Sequelize, workspaceId: string, 
 /**
  * What a reply answers: the thread's latest inbound message (a parsed one, or one still being parsed that
  * already has its Message-ID), else its latest message of ours that went out. Drafts are never answered.
+ * Ours carries how SES sent it, if SES did (the provider's id and the sending domain's region), since SES gave
+ * it the Message-ID its recipients hold.
  */
-export async function findAnsweredMessage(db: Sequelize, workspaceId: string, threadId: string): Promise<InboxMessageRecord | null> {
-  const rows = await db.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM inbox_messages
-     WHERE workspace_id = $1 AND thread_id = $2 AND status <> 'draft'
-     ORDER BY (direction = 'in') DESC, created_at DESC, id DESC LIMIT 1`,
+export async function findAnsweredMessage(
+  db: Sequelize,
+  workspaceId: string,
+  threadId: string,
+): Promise<(InboxMessageRecord & { sentThroughSes: { providerMessageId: string; region: string } | null }) | null> {
+  const rows = await db.query<MessageRow & { ses_provider_message_id: string | null; ses_region: string | null }>(
+    `SELECT ${MESSAGE_COLUMNS.split(',').map((column) => `im.${column.trim()}`).join(', ')},
+            CASE WHEN m.provider = 'ses' THEN m.provider_message_id END AS ses_provider_message_id, d.region AS ses_region
+     FROM inbox_messages im
+     LEFT JOIN messages m ON im.direction = 'out' AND m.workspace_id = im.workspace_id AND m.id = im.message_id
+     LEFT JOIN domains d ON d.workspace_id = im.workspace_id AND d.name = lower(split_part(im.from_address, '@', 2))
+     WHERE im.workspace_id = $1 AND im.thread_id = $2 AND im.status <> 'draft'
+     ORDER BY (im.direction = 'in') DESC, im.created_at DESC, im.id DESC LIMIT 1`,
     { bind: [workspaceId, threadId], type: QueryTypes.SELECT },
   );
-  return rows[0] ? toMessage(rows[0]) : null;
+  const row = rows[0];
+  if (!row) return null;
+  const ses = row.ses_provider_message_id && row.ses_region ? { providerMessageId: row.ses_provider_message_id, region: row.ses_region } : null;
+  return { ...toMessage(row), sentThroughSes: ses };
 }
 
 export interface InboundToProcess {
@@ -150,6 +163,8 @@ export interface InboundToProcess {
   contactId: string | null;
   rawBlobKey: string | null;
   rawSize: number | null;
+  /** The Message-ID the listener read (bare), or null when the mail had none. */
+  messageIdHeader: string | null;
   auth: InboundAuthResults | null;
   createdAt: Date;
   /** The inbox's own address (`local_part@domain`, lower-case): never one of a thread's correspondents. */
@@ -165,6 +180,7 @@ interface InboundRow {
   contact_id: string | null;
   raw_blob_key: string | null;
   raw_size: number | null;
+  message_id_header: string | null;
   auth: InboundAuthResults | null;
   created_at: Date;
   inbox_address: string;
@@ -173,7 +189,7 @@ interface InboundRow {
 /** The inbound row with its inbox's address; `lock` holds it until the transaction ends (one processing at a time). */
 export async function findInboundMessage(db: Sequelize, workspaceId: string, id: string, transaction?: Transaction): Promise<InboundToProcess | null> {
   const rows = await db.query<InboundRow>(
-    `SELECT m.id, m.workspace_id, m.inbox_id, m.status, m.thread_id, m.contact_id, m.raw_blob_key, m.raw_size, m.auth, m.created_at,
+    `SELECT m.id, m.workspace_id, m.inbox_id, m.status, m.thread_id, m.contact_id, m.raw_blob_key, m.raw_size, m.message_id_header, m.auth, m.created_at,
             lower(i.local_part || '@' || d.name) AS inbox_address
        FROM inbox_messages m
        JOIN inboxes i ON i.workspace_id = m.workspace_id AND i.id = m.inbox_id
@@ -193,6 +209,7 @@ export async function findInboundMessage(db: Sequelize, workspaceId: string, id:
     contactId: row.contact_id,
     rawBlobKey: row.raw_blob_key,
     rawSize: row.raw_size,
+    messageIdHeader: row.message_id_header,
     auth: row.auth,
     createdAt: row.created_at,
     inboxAddress: row.inbox_address,

@@ -2,7 +2,9 @@ import { createPrivateKey } from 'node:crypto';
 import {
   AlreadyExistsException,
   CreateEmailIdentityCommand,
+  DeleteEmailIdentityCommand,
   GetEmailIdentityCommand,
+  NotFoundException,
   PutEmailIdentityDkimSigningAttributesCommand,
   type SESv2Client,
 } from '@aws-sdk/client-sesv2';
@@ -51,6 +53,15 @@ export function createSesDomainIdentities(clients: SesClients) {
       // SES stops looking for the record after 72 hours (FAILED); setting the key again restarts its check.
       if (dkimStatus === 'FAILED') await putSigning(client, domain.name, signing);
       return { verifiedForSending: identity.VerifiedForSendingStatus === true, dkimStatus };
+    },
+
+    /** Removes the domain's identity, and with it the DKIM key we gave SES; one that is not there is no error. */
+    async remove(domain: { name: string; region: string }): Promise<void> {
+      try {
+        await clients.forRegion(domain.region).send(new DeleteEmailIdentityCommand({ EmailIdentity: domain.name }));
+      } catch (error) {
+        if (!(error instanceof NotFoundException)) throw error;
+      }
     },
   };
 }

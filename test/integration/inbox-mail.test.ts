@@ -14,7 +14,7 @@ import { runInboundDispatcher } from '../../workers/inbox/dispatcher';
 import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
-import { createTestWorkspace } from '../helpers/workspaces';
+import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { startInboundListener } from '../helpers/inbox-listener';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 import { until } from '../helpers/polling';
@@ -365,7 +365,8 @@ it('a spoofed reply from a domain without DMARC is kept marked and linked to no 
   const ended = await until('the journey ended', enrollments, (page) => page.data[0].status !== 'active');
   expect(ended.data[0]).toMatchObject({ status: 'exited', exitReason: 'goal_reached' });
   expect(await query('SELECT name, idempotency_key FROM contact_events WHERE workspace_id = $1 AND contact_id = $2 AND name LIKE $3', [inbox.workspaceId, contactId, 'email.%']))
-    .toEqual([{ name: 'email.replied', idempotency_key: `inbound-mail:${row.id}` }]);
+    // Keyed by the mail (its Message-ID) and the contact, so another inbox's copy of the same mail finds it.
+    .toEqual([{ name: 'email.replied', idempotency_key: expect.stringMatching(new RegExp(`^inbound-mail:${contactId}:id:.+@`)) }]);
 
   const journey = (await call('GET', `/contacts/${contactId}/journey`)).body as { data: Array<Record<string, unknown>> };
   expect(journey.data).toContainEqual(expect.objectContaining({
@@ -386,6 +387,46 @@ it('a first mail from a known contact, SPF-aligned (no message of ours in its th
   await send({ from: heidi, to: inbox.address, subject: 'Hello', text: 'First time writing' });
   const [row] = await processed(inbox.inboxId, 1);
   expect(row.contact_id).toBe((contact.body as { id: string }).id);
+  expect(await query('SELECT name FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([{ name: 'email.received' }]);
+});
+
+it('received HTML is answered sanitized (no script, handler or remote pixel); ?html=raw answers it as received, with the same inbox:read scope', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const html = '<p onclick="steal()">Hello <b>there</b></p><script>alert(document.cookie)</script>'
+    + '<img src="https://tracker.example/open.gif" width="1" height="1"><a href="javascript:alert(1)">click</a>';
+  await send({ from: 'judy@sender.example.net', to: inbox.address, subject: 'Rich mail', html, text: 'Hello there' });
+  const [row] = await processed(inbox.inboxId, 1);
+
+  const reader = await createTestKey(stack.api, inbox.workspaceId, ['inbox:read']);
+  const path = `/inboxes/${inbox.inboxId}/threads/${row.thread_id}`;
+  const shown = await reader.call('GET', path);
+  expect(shown.status).toBe(200);
+  const [message] = (shown.body as { messages: Array<{ html: string }> }).messages;
+  expect(message.html).toContain('<p>Hello <b>there</b></p>');
+  expect(message.html).toContain('data-blocked-src="https://tracker.example/open.gif"');
+  for (const unsafe of ['<script', 'onclick', 'javascript:', ' src="https://tracker.example']) expect(message.html).not.toContain(unsafe);
+
+  const raw = await reader.call('GET', `${path}?html=raw`);
+  expect((raw.body as { messages: Array<{ html: string }> }).messages[0].html).toContain('<script>alert(document.cookie)</script>');
+  expect(await reader.call('GET', `${path}?html=unsafe`)).toMatchObject({ status: 422 });
+  const sender = await createTestKey(stack.api, inbox.workspaceId, ['inbox:send']);
+  expect(await sender.call('GET', `${path}?html=raw`)).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+});
+
+it('one mail to two inboxes of a workspace from a known contact: two copies, one in each inbox, and one contact event', async () => {
+  const inbox = await inboxOfNewWorkspace();
+  const second = randomUUID();
+  const [{ domain_id: domainId }] = await query<{ domain_id: string }>('SELECT domain_id FROM inboxes WHERE id = $1', [inbox.inboxId]);
+  await stack.api.db.query('INSERT INTO inboxes (id, workspace_id, domain_id, local_part) VALUES ($1, $2, $3, $4)', { bind: [second, inbox.workspaceId, domainId, 'sales'] });
+  const call = stack.api.as(inbox.apiKey);
+  const kim = `kim@${senderDomain('spf').domain}`;
+  const contact = await call('POST', '/contacts', { identities: [{ channel: 'email', address: kim }] });
+  expect(contact.status).toBe(201);
+  await send({ from: kim, to: [inbox.address, `sales@${inbox.domain}`], subject: 'Two teams', text: 'For both of you' });
+  const [first] = await processed(inbox.inboxId, 1);
+  const [copy] = await processed(second, 1);
+  expect([first.contact_id, copy.contact_id]).toEqual([(contact.body as { id: string }).id, (contact.body as { id: string }).id]);
+  expect(first.thread_id).not.toBe(copy.thread_id);
   expect(await query('SELECT name FROM contact_events WHERE workspace_id = $1', [inbox.workspaceId])).toEqual([{ name: 'email.received' }]);
 });
 

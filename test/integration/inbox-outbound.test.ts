@@ -196,6 +196,38 @@ describe('replying', () => {
     expect(await counters(inbox.id)).toMatchObject({ sent: 1 });
   });
 
+  it('a reply on a thread with no inbound mail answers its last message (our previous one): In-Reply-To and References name it, never the reply\'s own Message-ID', async () => {
+    const { call, workspaceId, domain, inbox } = await setUp();
+    const first = (await call('POST', `/inboxes/${inbox.id}/send`, { to: 'gus@example.org', subject: 'Quote', text: 'Our offer' })).body as SendResult;
+    await delivered(workspaceId, first);
+    const second = (await call('POST', `/inboxes/${inbox.id}/threads/${first.threadId}/reply`, { text: 'Following up' })).body as SendResult;
+    const followUp = await delivered(workspaceId, second);
+    expect(followUp.messageId).toBe(`<${second.messageId}@${domain}>`);
+    expect(followUp.inReplyTo).toBe(`<${first.messageId}@${domain}>`);
+    expect(referencesOf(followUp)).toEqual([`<${first.messageId}@${domain}>`]);
+    expect(addresses(followUp.to)).toEqual(['gus@example.org']);
+    expect(followUp.subject).toBe('Re: Quote');
+
+    // A third answers the second, the thread's last message now, with the whole chain in References.
+    const third = await delivered(workspaceId, (await call('POST', `/inboxes/${inbox.id}/threads/${first.threadId}/reply`, { text: 'Still there?' })).body as SendResult);
+    expect(third.inReplyTo).toBe(`<${second.messageId}@${domain}>`);
+    expect(referencesOf(third)).toEqual([`<${first.messageId}@${domain}>`, `<${second.messageId}@${domain}>`]);
+  });
+
+  it('a reply to our own message that SES sent names the Message-ID SES gave it (the one the recipient holds), not the one we generated', async () => {
+    const { call, workspaceId, domain, inbox } = await setUp();
+    const first = (await call('POST', `/inboxes/${inbox.id}/send`, { to: 'hal@example.org', subject: 'Renewal', text: 'Due soon' })).body as SendResult;
+    await delivered(workspaceId, first);
+    await rowStatus(first.id, 'sent');
+    // As if SES had carried it: SES rewrites the Message-ID to <providerId@region.amazonses.com>.
+    const providerId = `0102019a${randomUUID().replace(/-/g, '').slice(0, 8)}-${randomUUID()}-000000`;
+    await stack.api.db.query("UPDATE messages SET provider = 'ses', provider_message_id = $2 WHERE id = $1", { bind: [first.messageId, providerId] });
+    await stack.api.db.query("UPDATE domains SET region = 'eu-west-1' WHERE workspace_id = $1 AND name = $2", { bind: [workspaceId, domain] });
+    const reply = await delivered(workspaceId, (await call('POST', `/inboxes/${inbox.id}/threads/${first.threadId}/reply`, { text: 'Reminder' })).body as SendResult);
+    expect(reply.inReplyTo).toBe(`<${providerId}@eu-west-1.amazonses.com>`);
+    expect(referencesOf(reply)).toEqual([`<${providerId}@eu-west-1.amazonses.com>`]);
+  });
+
   it('a new-conversation draft sent → its thread moves from drafts to sent', async () => {
     const { call, workspaceId, inbox } = await setUp();
     const { draftId, threadId } = (await call('POST', `/inboxes/${inbox.id}/drafts`, { to: 'fay@example.org', subject: 'Proposal', html: '<p>Draft</p>' })).body as { draftId: string; threadId: string };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { periodKey, usagePeriodAt } from '../../core/plans';
+import { DERIVED_KEY_WINDOW_MS, derivedSendKeys } from '../../core/inbox/send-keys';
 import { findMailbox, listEmailRules } from '../../db/repositories/inbox-mail';
 import { suppressAddresses } from '../../db/repositories/suppressions';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
@@ -233,6 +234,65 @@ describe('threads and drafts', () => {
     });
     expect(await call('POST', `/inboxes/${inbox.id}/drafts`, { threadId: randomUUID(), text: 'x' })).toMatchObject({ status: 404, body: { error: 'not_found' } });
     expect(await call('POST', `/inboxes/${inbox.id}/drafts`, { to: 'not an address' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { to: [expect.any(String)] } } } });
+  });
+
+  it('PATCH of a draft changes only the fields given (null clears), the drafts thread follows; sent, it answers 409 conflict and stays as sent', async () => {
+    const { call, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    const { draftId, threadId } = body<{ draftId: string; threadId: string }>(await call('POST', `/inboxes/${inbox.id}/drafts`, { to: 'ann@example.org', subject: 'Idea', text: 'First words' }));
+    const patched = await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { subject: 'Better idea', to: ['Bob <bob@example.org>'], html: '<p>Now with HTML</p>' });
+    expect(patched).toMatchObject({
+      status: 200,
+      body: { draft: { id: draftId, status: 'draft', subject: 'Better idea', to: ['Bob <bob@example.org>'], text: 'First words', html: '<p>Now with HTML</p>' } },
+    });
+    expect(body<{ threads: unknown[] }>(await call('GET', `/inboxes/${inbox.id}/threads?folder=drafts`)).threads).toEqual([
+      expect.objectContaining({ id: threadId, subject: 'Better idea', participants: ['bob@example.org'] }),
+    ]);
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { text: null })).toMatchObject({ status: 200, body: { draft: { text: null, html: '<p>Now with HTML</p>', subject: 'Better idea' } } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { to: 'not an address' })).toMatchObject({ status: 422, body: { error: { fieldErrors: { to: [expect.any(String)] } } } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${randomUUID()}`, { text: 'x' })).toMatchObject({ status: 404, body: { error: 'not_found' } });
+
+    expect(await call('POST', `/inboxes/${inbox.id}/drafts/${draftId}/send`)).toMatchObject({ status: 202, body: { id: draftId, status: 'queued' } });
+    expect(await call('PATCH', `/inboxes/${inbox.id}/drafts/${draftId}`, { subject: 'Too late' })).toMatchObject({ status: 409, body: { error: 'conflict', message: expect.stringContaining('sent') } });
+    const thread = body<{ messages: Array<{ id: string; subject: string; status: string }> }>(await call('GET', `/inboxes/${inbox.id}/threads/${threadId}`));
+    expect(thread.messages).toEqual([expect.objectContaining({ id: draftId, subject: 'Better idea', status: 'queued' })]);
+  });
+
+  it('the same send twice without an idempotencyKey → one message: 200 duplicate with the first ids; another body, recipient or thread is another message', async () => {
+    const { call, workspaceId, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    const send = { to: ['ann@example.org'], subject: 'Your order', text: 'It ships today.' };
+    const first = await call('POST', `/inboxes/${inbox.id}/send`, send);
+    expect(first).toMatchObject({ status: 202, body: { status: 'queued' } });
+    const { id, threadId, messageId } = body<{ id: string; threadId: string; messageId: string }>(first);
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, send)).toMatchObject({ status: 200, body: { status: 'duplicate', id, threadId, messageId } });
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, { ...send, text: 'It ships tomorrow.' })).toMatchObject({ status: 202 });
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, { ...send, to: ['bob@example.org'] })).toMatchObject({ status: 202 });
+
+    const reply = { text: 'Tracking number inside.' };
+    const answered = await call('POST', `/inboxes/${inbox.id}/threads/${threadId}/reply`, reply);
+    expect(answered).toMatchObject({ status: 202, body: { threadId } });
+    expect(await call('POST', `/inboxes/${inbox.id}/threads/${threadId}/reply`, reply)).toMatchObject({ status: 200, body: { status: 'duplicate', id: body<{ id: string }>(answered).id } });
+    const count = async () => Number((await api.db.query<{ count: string }>('SELECT count(*) FROM messages WHERE workspace_id = $1', { bind: [workspaceId], type: QueryTypes.SELECT }))[0].count);
+    expect(await count()).toBe(4);
+  });
+
+  it('a repeat just past the edge of a key window is still the first message; the same send once the window has passed is a new one', async () => {
+    const { call, workspaceId, domain } = await workspaceWithDomain();
+    const inbox = await inboxOf(call, domain);
+    const send = { to: ['cleo@example.org'], subject: 'Invoice', text: 'Attached soon.' };
+    const first = body<{ id: string; messageId: string }>(await call('POST', `/inboxes/${inbox.id}/send`, send));
+    // As if it had been accepted a minute ago, in the window before this one.
+    const keys = derivedSendKeys({ inboxId: inbox.id, scope: 'send', body: send }, new Date());
+    await api.db.query('UPDATE message_keys SET idempotency_key = $2 WHERE message_id = $1', { bind: [first.messageId, keys.previous] });
+    await api.db.query('UPDATE messages SET idempotency_key = $2 WHERE id = $1', { bind: [first.messageId, keys.previous] });
+    await api.db.query("UPDATE inbox_messages SET created_at = now() - interval '1 minute' WHERE id = $1", { bind: [first.id] });
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, send)).toMatchObject({ status: 200, body: { status: 'duplicate', id: first.id } });
+    // Accepted longer ago than the window: writing the same again is a new message.
+    await api.db.query('UPDATE inbox_messages SET created_at = $2 WHERE id = $1', { bind: [first.id, new Date(Date.now() - DERIVED_KEY_WINDOW_MS - 60_000)] });
+    expect(await call('POST', `/inboxes/${inbox.id}/send`, send)).toMatchObject({ status: 202, body: { status: 'queued' } });
+    const rows = await api.db.query<{ count: string }>('SELECT count(*) FROM messages WHERE workspace_id = $1', { bind: [workspaceId], type: QueryTypes.SELECT });
+    expect(rows[0].count).toBe('2');
   });
 
   it('sending from a disabled inbox → 409 conflict; a send without a body or subject → 422 by field', async () => {

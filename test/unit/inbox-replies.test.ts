@@ -44,6 +44,12 @@ describe('reply references', () => {
     expect(references[references.length - 1]).toBe('last@x.example');
   });
 
+  it('our own message SES sent → SES\'s Message-ID (the one its recipients hold), never the one we generated', () => {
+    const ours = { direction: 'out' as const, messageIdHeader: 'our-id@shop.example', references: ['root@x.example'], sentThroughSes: { providerMessageId: 'p-1', region: 'eu-west-1' } };
+    expect(replyReferences(ours)).toEqual({ inReplyTo: 'p-1@eu-west-1.amazonses.com', references: ['root@x.example', 'p-1@eu-west-1.amazonses.com'] });
+    expect(replyReferences({ ...ours, sentThroughSes: null })).toEqual({ inReplyTo: 'our-id@shop.example', references: ['root@x.example', 'our-id@shop.example'] });
+  });
+
   it('an answered message without a Message-ID → no In-Reply-To, its References kept', () => {
     expect(replyReferences({ messageIdHeader: null, references: ['a@b.example'] })).toEqual({ inReplyTo: null, references: ['a@b.example'] });
   });

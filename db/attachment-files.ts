@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import {
   ATTACHMENT_LIMITS,
+  attachmentRevisionKey,
   attachmentStorageKey,
   contentTypeEssence,
   DOWNLOAD_URL_SECONDS,
@@ -18,6 +19,7 @@ import {
   insertAttachment,
   markAttachmentDeleted,
   markAttachmentReady,
+  replaceAttachmentFile,
 } from './repositories/attachments';
 
 export interface AttachmentFilesDeps {
@@ -129,6 +131,35 @@ export async function removeFile({ db, blobs }: AttachmentFilesDeps, workspaceId
 }
 
 /**
+ * Swaps a live attachment's file, keeping its id (PUT /attachments/:id): the new bytes are written under a
+ * key of their own first, then the row points at them, then the old object goes. Journeys name
+ * attachments by id, so their versions stay as they are (the spec's Versioning rule 3) and their next
+ * messages carry the new file. Null when there is no live attachment of that id (the new object is removed).
+ */
+export async function replaceFile(
+  { db, blobs }: AttachmentFilesDeps,
+  workspaceId: string,
+  attachmentId: string,
+  file: { filename: string; contentType: string; bytes: Buffer },
+): Promise<AttachmentRecord | null> {
+  const storageKey = attachmentRevisionKey(workspaceId, attachmentId, randomUUID());
+  await blobs.put(storageKey, file.bytes, file.contentType);
+  const replaced = await replaceAttachmentFile(db, workspaceId, attachmentId, {
+    filename: file.filename,
+    contentType: file.contentType,
+    size: file.bytes.length,
+    storageKey,
+  });
+  if (!replaced) {
+    await blobs.delete(storageKey);
+    return null;
+  }
+  // A leftover old object is only storage: every read goes through the row, which no longer names it.
+  await blobs.delete(replaced.previousKey).catch(() => undefined);
+  return replaced.attachment;
+}
+
+/**
  * An attachment's row and its bytes kept in step: what POST /attachments and the send paths share.
  * The state table: created with content → ready; created with a size → pending until confirmed or first
  * used; deleted → sends that still name it go without it.
@@ -140,6 +171,8 @@ export function createAttachmentFiles(deps: AttachmentFilesDeps) {
     reconcile: (workspaceId: string, attachment: AttachmentRecord) => reconcileUpload(deps, workspaceId, attachment),
     downloadUrl: (attachment: AttachmentRecord) => downloadUrl(deps, attachment),
     remove: (workspaceId: string, attachmentId: string) => removeFile(deps, workspaceId, attachmentId),
+    replace: (workspaceId: string, attachmentId: string, file: { filename: string; contentType: string; bytes: Buffer }) =>
+      replaceFile(deps, workspaceId, attachmentId, file),
   };
 }
 

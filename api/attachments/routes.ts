@@ -9,6 +9,7 @@ import {
   AttachmentParams,
   AttachmentUploadSchema,
   CreateAttachmentBody,
+  ReplaceAttachmentBody,
 } from './schemas';
 import type { AttachmentService } from './service';
 import { attachmentView } from './views';
@@ -50,6 +51,20 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
       const { attachment, downloadUrl } = await attachments.download(principal.workspaceId, params.id);
       return ok({ attachment: attachmentView(attachment), downloadUrl });
     },
+  });
+
+  routes.put('/attachments/:id', SENDERS, {
+    summary: 'Replace the file under the same id: journeys that attach it keep their version and send the new file from their next message',
+    params: AttachmentParams,
+    body: ReplaceAttachmentBody,
+    bodyLimit: 'large',
+    responses: {
+      200: { description: 'The attachment with its new file, ready', schema: AttachmentEnvelopeSchema },
+      404: { description: 'No such attachment' },
+      422: { description: 'Invalid input, an executable file type, over 10 MB, or a live journey message that would carry over 25 MB' },
+    },
+    handle: async ({ principal, params, body }) =>
+      ok({ attachment: attachmentView(await attachments.replace(principal.workspaceId, params.id, body)) }),
   });
 
   routes.delete('/attachments/:id', SENDERS, {

@@ -27,6 +27,17 @@ export const CreateAttachmentBody = z
     oneOf: [{ required: ['content'], properties: { size: false } }, { required: ['size'], properties: { content: false } }],
   });
 
+export const ReplaceAttachmentBody = z
+  .strictObject({
+    filename: AttachmentFilenameSchema.optional().describe('The new name; the current one is kept when absent'),
+    content: Base64Schema.describe('The new file in base64 (at most 10 MB decoded)'),
+    contentType: AttachmentContentTypeSchema.optional().describe('Inferred from the (new) file name when absent'),
+  })
+  .meta({
+    id: 'ReplaceAttachment',
+    description: 'A new file under the same id: journeys that attach it keep their version and send the new file from their next message on',
+  });
+
 export const AttachmentParams = z.object({ id: z.uuid() });
 
 export const AttachmentListQuery = z.object({
@@ -64,3 +75,4 @@ export const AttachmentDownloadSchema = z
 export const AttachmentDeletedSchema = z.object({ deleted: z.literal(true), id: z.uuid() }).meta({ id: 'AttachmentDeleted' });
 
 export type CreateAttachmentInput = z.infer<typeof CreateAttachmentBody>;
+export type ReplaceAttachmentInput = z.infer<typeof ReplaceAttachmentBody>;

@@ -27,14 +27,14 @@ const notInStatus = (status: string, action: string) => new AppError('conflict',
 /**
  * The whole definition checked as activation will check it: the graph, then what its message nodes need
  * (templates, senders, attachments; ./sendability.ts). `activating` adds what only running needs: a sender
- * for nodes without one, and uploaded files.
+ * for nodes without one.
  */
 async function checkDefinition(deps: SendabilityDeps, workspaceId: string, draft: AutomationDraft, activating = false) {
   const graph = checkedGraph(draft.graph);
   const issues = [
     ...(await templateIssues(deps, workspaceId, draft.graph)),
     ...(await senderIssues(deps, workspaceId, draft.graph, { requireSender: activating })),
-    ...(await attachmentIssues(deps, workspaceId, draft.graph, { requireReady: activating })),
+    ...(await attachmentIssues(deps, workspaceId, draft.graph)),
   ];
   if (issues.length > 0) throw definitionError(issues);
   return graph;

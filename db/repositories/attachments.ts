@@ -149,3 +149,24 @@ export async function markAttachmentDeleted(
   );
   return rows[0]?.storage_key ?? null;
 }
+
+/**
+ * Points a live attachment at a new file under the same id (PUT /attachments/:id): name, type, size and
+ * storage key change together, and a pending upload becomes ready. Answers the attachment as it now is and
+ * the key of the object it replaced (for the caller to remove); null when there is no live attachment.
+ */
+export async function replaceAttachmentFile(
+  db: Sequelize,
+  workspaceId: string,
+  attachmentId: string,
+  file: { filename: string; contentType: string; size: number; storageKey: string },
+): Promise<{ attachment: AttachmentRecord; previousKey: string } | null> {
+  const rows = await db.query<AttachmentRow & { previous_key: string }>(
+    `UPDATE attachments a SET filename = $3, content_type = $4, size = $5, storage_key = $6, status = 'ready', ready_at = now()
+     FROM (SELECT id, storage_key FROM attachments WHERE workspace_id = $1 AND id = $2 AND status <> 'deleted' FOR UPDATE) previous
+     WHERE a.workspace_id = $1 AND a.id = previous.id
+     RETURNING a.*, previous.storage_key AS previous_key`,
+    { bind: [workspaceId, attachmentId, file.filename, file.contentType, file.size, file.storageKey], type: QueryTypes.SELECT },
+  );
+  return rows[0] ? { attachment: toRecord(rows[0]), previousKey: rows[0].previous_key } : null;
+}

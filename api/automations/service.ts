@@ -1,6 +1,6 @@
 import { AppError } from '../../core/errors';
 import type { EventMatch } from '../../core/journeys/graph';
-import { checkedGraph, definitionError, listenedEvents } from '../../core/journeys/validation';
+import { checkedGraph, definitionError, listenedEvents, whatsAppWindowWarnings } from '../../core/journeys/validation';
 import {
   activateAutomation,
   type AutomationDraft,
@@ -80,7 +80,8 @@ export async function updateAutomation(deps: SendabilityDeps, workspaceId: strin
 /**
  * Publishes the draft as the next immutable version and makes the automation active; an unchanged
  * draft (a resume after a pause) publishes nothing. Templates are checked again: one may have been
- * deleted since the draft was saved.
+ * deleted since the draft was saved. What runs but may not reach everyone (free-form WhatsApp) comes back
+ * as warnings.
  */
 export async function activateDraft(deps: SendabilityDeps, workspaceId: string, automationId: string) {
   const automation = await getAutomation(deps, workspaceId, automationId);
@@ -99,7 +100,13 @@ export async function activateDraft(deps: SendabilityDeps, workspaceId: string, 
   if (outcome.state === 'archived') throw notInStatus('archived', 'activated');
   if (outcome.state === 'draft-changed') throw new AppError('conflict', 'The draft was edited while it was being activated: activate again');
   const activated = await getAutomation(deps, workspaceId, automationId);
-  return { id: activated.id, status: 'active' as const, version: activated.version as number, versionId: activated.currentVersionId as string };
+  return {
+    id: activated.id,
+    status: 'active' as const,
+    version: activated.version as number,
+    versionId: activated.currentVersionId as string,
+    warnings: whatsAppWindowWarnings(graph),
+  };
 }
 
 export async function setPaused({ db }: SendabilityDeps, workspaceId: string, automationId: string) {

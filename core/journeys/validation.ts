@@ -36,6 +36,8 @@ function nodeIssues(node: NodeInput, index: number): DefinitionIssue[] {
     for (const channel of channels) {
       if (!node.templateByChannel[channel]) at(`templateByChannel.${channel}`, `no template for ${channel}, which the message may go out on`);
     }
+    if (node.contentSid !== undefined && !channels.includes('whatsapp')) at('contentSid', 'a content template is for whatsapp, which this message does not go out on');
+    if (node.contentVariables !== undefined && node.contentSid === undefined) at('contentVariables', 'content variables need a contentSid');
   }
   return issues;
 }
@@ -106,4 +108,20 @@ export function templateIdsOf(graph: GraphInput | JourneyGraph): Array<{ nodeInd
       ? Object.entries(node.templateByChannel).map(([channel, templateId]) => ({ nodeIndex, channel: channel as Channel, templateId: templateId as string }))
       : [],
   );
+}
+
+/**
+ * Message nodes that may go out on WhatsApp with free-form text only (no contentSid): activation warns rather
+ * than refuses (docs/journeys.md), since a contact who wrote within 24 hours is reached; any other contact
+ * is passed over for the next channel, or the step is skipped `outside_whatsapp_window`.
+ */
+export function whatsAppWindowWarnings(graph: GraphInput | JourneyGraph): DefinitionIssue[] {
+  return graph.nodes.flatMap((node, index) => {
+    if (node.type !== 'message' || node.contentSid !== undefined) return [];
+    if (node.preferredChannel !== 'whatsapp' && !node.fallbackChain.includes('whatsapp')) return [];
+    return [{
+      path: nodePath(index, 'contentSid'),
+      message: `Node "${node.id}": WhatsApp without a content template reaches only contacts who wrote within the last 24 hours; others are passed over (outside_whatsapp_window)`,
+    }];
+  });
 }

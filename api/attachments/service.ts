@@ -26,7 +26,7 @@ function decodedContent(content: string): Buffer {
  * A new size must keep every live journey message that attaches the file within 25 MB, as activation
  * checked them (api/automations/sendability.ts); drafts are checked again when they are activated.
  */
-async function checkLiveJourneys(db: Sequelize, workspaceId: string, attachmentId: string, size: number): Promise<void> {
+async function checkLiveJourneys(db: Sequelize, workspaceId: string, attachmentId: string, size: number, field: 'content' | 'size'): Promise<void> {
   const nodes = await liveNodesAttaching(db, workspaceId, attachmentId);
   if (nodes.length === 0) return;
   const others = await findAttachments(db, workspaceId, [...new Set(nodes.flatMap((node) => node.attachmentIds))].filter((id) => id !== attachmentId));
@@ -34,9 +34,9 @@ async function checkLiveJourneys(db: Sequelize, workspaceId: string, attachmentI
   for (const node of nodes) {
     const total = size + node.attachmentIds.reduce((sum, id) => sum + (id === attachmentId ? 0 : (sizes.get(id) ?? 0)), 0);
     if (total > ATTACHMENT_LIMITS.messageBytes) {
-      throw contentProblem(
+      throw AppError.validation({ formErrors: [], fieldErrors: { [field]: [
         `the automation "${node.name}" (${node.automationId}) attaches this file in node "${node.nodeId}", whose files would total ${total} bytes; a message carries at most ${ATTACHMENT_LIMITS.messageBytes} (25 MB)`,
-      );
+      ] } });
     }
   }
 }
@@ -66,16 +66,26 @@ export function createAttachmentService({ db, blobs }: { db: Sequelize; blobs: B
       return { attachment };
     },
 
-    /** A new file under the same id; a pending upload becomes ready with it. */
-    async replace(workspaceId: string, attachmentId: string, input: ReplaceAttachmentInput): Promise<AttachmentRecord> {
+    /**
+     * A new file under the same id: direct (content: in use at once; a pending upload becomes ready with it)
+     * or signed (size: an uploadUrl; the current file stays in use until the upload is confirmed).
+     */
+    async replace(workspaceId: string, attachmentId: string, input: ReplaceAttachmentInput): Promise<{ attachment: AttachmentRecord } | SignedUpload> {
       const current = await requireLive(workspaceId, attachmentId);
-      const bytes = decodedContent(input.content);
       const filename = input.filename ?? current.filename;
       const contentType = input.contentType ?? (input.filename ? inferContentType(input.filename) : current.contentType);
-      await checkLiveJourneys(db, workspaceId, attachmentId, bytes.length);
+      if (input.size !== undefined) {
+        await checkLiveJourneys(db, workspaceId, attachmentId, input.size, 'size');
+        const started = await files.startSignedReplacement(workspaceId, attachmentId, { filename, contentType, size: input.size });
+        if (!started) throw AppError.notFound('Attachment');
+        return started;
+      }
+      // The schema lets through exactly one of size and content.
+      const bytes = decodedContent(input.content ?? '');
+      await checkLiveJourneys(db, workspaceId, attachmentId, bytes.length, 'content');
       const replaced = await files.replace(workspaceId, attachmentId, { filename, contentType, bytes });
       if (!replaced) throw AppError.notFound('Attachment');
-      return replaced;
+      return { attachment: replaced };
     },
 
     async download(workspaceId: string, attachmentId: string): Promise<{ attachment: AttachmentRecord; downloadUrl: string }> {
@@ -83,9 +93,17 @@ export function createAttachmentService({ db, blobs }: { db: Sequelize; blobs: B
       return { attachment, downloadUrl: await files.downloadUrl(attachment) };
     },
 
-    /** Optional (the first use in a send confirms too); confirming a ready attachment changes nothing. */
+    /**
+     * Optional for a first upload (the first use in a send confirms too); needed for a signed replacement,
+     * which it puts in use. Confirming a ready attachment with no replacement waiting changes nothing.
+     */
     async confirm(workspaceId: string, attachmentId: string): Promise<AttachmentRecord> {
-      const attachment = await files.reconcile(workspaceId, await requireLive(workspaceId, attachmentId));
+      const live = await requireLive(workspaceId, attachmentId);
+      const { replacement } = live;
+      if (replacement) {
+        return files.finishReplacement(workspaceId, { ...live, replacement }, (size) => checkLiveJourneys(db, workspaceId, attachmentId, size, 'size'));
+      }
+      const attachment = await files.reconcile(workspaceId, live);
       if (attachment.status === 'deleted') throw AppError.notFound('Attachment');
       return attachment;
     },

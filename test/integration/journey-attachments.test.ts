@@ -134,6 +134,39 @@ describe('replacing a file under the same id', () => {
     expect(Object.keys(fieldErrorsOf(activation))).toEqual(['graph.nodes[0].attachmentIds']);
   });
 
+  it('a signed replacement keeps the current file in use until its upload is confirmed; a journey then sends the new one, in the same version', async () => {
+    const { call, template, upload } = await workspace();
+    const fileId = await upload('terms.txt', 'TERMS-V1');
+    const automationId = (await expectStatus(call('POST', '/automations', journey(template, [fileId])), 201)).id as string;
+    await expectStatus(call('POST', `/automations/${automationId}/activate`), 200);
+    const download = async () => (await fetch((await expectStatus(call('GET', `/attachments/${fileId}`), 200)).downloadUrl as string)).text();
+
+    const bytes = Buffer.from('TERMS-V3 signed');
+    const started = await expectStatus(call('PUT', `/attachments/${fileId}`, { filename: 'terms-v3.txt', contentType: 'text/plain', size: bytes.length }), 200);
+    expect(started).toMatchObject({ attachment: { id: fileId, filename: 'terms.txt', size: 8, status: 'ready' }, uploadUrl: expect.any(String), expiresIn: 900 });
+    expect(await download()).toBe('TERMS-V1');
+    const early = (await call('POST', `/attachments/${fileId}/confirm`)) as Answer;
+    expect(early).toMatchObject({ status: 422, body: { error: 'attachment_rejected', reason: 'not_uploaded' } });
+    expect(await download()).toBe('TERMS-V1');
+
+    const put = await fetch(started.uploadUrl as string, { method: 'PUT', body: bytes, headers: { 'content-type': 'text/plain', 'content-length': String(bytes.length) } });
+    expect(put.status).toBe(200);
+    expect(await expectStatus(call('POST', `/attachments/${fileId}/confirm`), 200)).toMatchObject({ attachment: { id: fileId, filename: 'terms-v3.txt', size: bytes.length, status: 'ready' } });
+    expect(await download()).toBe('TERMS-V3 signed');
+    expect(await expectStatus(call('GET', `/automations/${automationId}`), 200)).toMatchObject({ version: 1 });
+
+    const contact = await expectStatus(call('POST', '/contacts', { identities: [{ channel: 'email', address: 'vic@example.org', consent: 'opted_in' }] }), 201);
+    await expectStatus(call('POST', '/events', { event: 'signed_up', contactId: contact.id }), 202);
+    const mail = await until(
+      'the journey mail reaches the sink',
+      () => Promise.resolve(stack.sink.received.find((received) => received.recipients.includes('vic@example.org'))),
+      (found) => found !== undefined,
+      60_000,
+    );
+    expect(mail?.raw).toContain('terms-v3.txt');
+    expect(mail?.raw).toContain(bytes.toString('base64'));
+  });
+
   it("another workspace's or a deleted attachment answers 404; an executable name 422", async () => {
     const { call, upload } = await workspace();
     const other = await workspace();

@@ -56,7 +56,7 @@ export const MessageNodeSchema = z.strictObject({
   contentVariables: z
     .record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), z.string().max(1024))
     .optional()
-    .describe('whatsapp: the content template\'s variables ({"1": "Ann"}), sent as written'),
+    .describe('whatsapp: the content template\'s variables ({"1": "{{ contact.firstName }}"}), Liquid over the contact as in templates'),
   next: NextId,
 });
 

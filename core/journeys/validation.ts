@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import type { Channel } from '../identities';
 import { parseDuration } from './durations';
+import { parseLiquid } from '../templates/liquid';
 import { type EventMatch, type JourneyGraph, successors } from './graph';
 import { type GraphInput, type NodeInput, normalizeNode } from './graph-schema';
 
@@ -11,6 +12,16 @@ export interface DefinitionIssue {
 }
 
 const nodePath = (index: number, field?: string) => `graph.nodes[${index}]${field ? `.${field}` : ''}`;
+
+/** Why a content variable's Liquid (`{{ contact.firstName }}`) cannot render, or null. */
+function liquidProblem(value: string): string | null {
+  try {
+    parseLiquid(value, 'text', 'contentVariables');
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : 'not valid Liquid';
+  }
+}
 
 /** Per-node checks that need no other node: durations, the wait's moment, the message's channels. */
 function nodeIssues(node: NodeInput, index: number): DefinitionIssue[] {
@@ -38,6 +49,10 @@ function nodeIssues(node: NodeInput, index: number): DefinitionIssue[] {
     }
     if (node.contentSid !== undefined && !channels.includes('whatsapp')) at('contentSid', 'a content template is for whatsapp, which this message does not go out on');
     if (node.contentVariables !== undefined && node.contentSid === undefined) at('contentVariables', 'content variables need a contentSid');
+    for (const [key, value] of Object.entries(node.contentVariables ?? {})) {
+      const problem = liquidProblem(value);
+      if (problem) at(`contentVariables.${key}`, problem);
+    }
   }
   return issues;
 }

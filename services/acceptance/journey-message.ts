@@ -6,6 +6,7 @@ import { type MessageNode, nodeById } from '../../core/journeys/graph';
 import { CHAT_LIMITS, isChatChannel, marketingIdentity } from '../../core/message-channels';
 import type { FallbackStep } from '../../core/message-content';
 import { nameBasedUuid } from '../../core/name-based-uuid';
+import { renderLiquid } from '../../core/templates/liquid';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import {
   currentTemplateVersions,
@@ -103,6 +104,21 @@ async function reachableChannels(
   return { reachable, missed };
 }
 
+/**
+ * A content template's variables with the contact's values: each is Liquid over the same variables the
+ * journey's templates get (`{{ contact.firstName }}`), checked when the graph was saved; one that still
+ * cannot render goes as written rather than stopping the journey.
+ */
+function renderedContentVariables(values: Record<string, string>, variables: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => {
+    try {
+      return [key, renderLiquid(value, variables, 'text', `contentVariables.${key}`)];
+    } catch {
+      return [key, value];
+    }
+  }));
+}
+
 async function defaultSenderText(db: Sequelize, workspaceId: string): Promise<string | null> {
   const sender = await defaultSender(db, workspaceId);
   return sender ? formatMailbox({ address: sender.address, name: sender.name }) : null;
@@ -140,10 +156,12 @@ export async function enqueueJourneyMessage(db: Sequelize, workspaceId: string, 
   if (held) return { state: 'deferred', until: held.at.toISOString(), reason: held.reason };
 
   const variables = { contact: { ...contact.attributes, id: journey.contactId, email: contact.email } };
+  const personal = (step: Reachable): Reachable =>
+    step.contentTemplate ? { ...step, contentTemplate: { ...step.contentTemplate, contentVariables: renderedContentVariables(step.contentTemplate.contentVariables, variables) } } : step;
   const attachments = await readyAttachmentRefs(db, workspaceId, node.attachmentIds);
   const contentOf = (step: Reachable) => ({
     // A content template has no text of ours (Twilio renders it), so no template version is pinned for it.
-    ...(step.contentTemplate ?? { templateVersionId: step.templateVersionId }),
+    ...(personal(step).contentTemplate ?? { templateVersionId: step.templateVersionId }),
     variables,
     ...(step.channel === 'email' ? { replyTo: [], utmCampaign: automation.name } : {}),
   });

@@ -319,7 +319,7 @@ describe("WhatsApp's 24-hour window, by the journey's clock", () => {
     entry: 'pause',
     nodes: [
       { id: 'pause', type: 'wait', durationMs: wait === 'P2D' ? 2 * DAY : 60 * 60_000, next: 'hello' },
-      { id: 'hello', type: 'message', preferredChannel: 'whatsapp', fallbackChain: [], templateByChannel: { whatsapp: templates.whatsapp }, attachmentIds: [], contentSid: CONTENT_SID, contentVariables: { 1: 'Ann' }, next: null },
+      { id: 'hello', type: 'message', preferredChannel: 'whatsapp', fallbackChain: [], templateByChannel: { whatsapp: templates.whatsapp }, attachmentIds: [], contentSid: CONTENT_SID, contentVariables: { 1: '{{ contact.firstName }}' }, next: null },
     ],
   });
 

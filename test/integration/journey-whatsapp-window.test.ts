@@ -53,7 +53,7 @@ async function workspace() {
 
 it("outside the window the step's content template goes; inside it the template's text", async () => {
   const { call, automation, contact, sendsTo } = await workspace();
-  const { activation } = await automation('signed_up', { contentSid: CONTENT_SID, contentVariables: { 1: 'Ann' } });
+  const { activation } = await automation('signed_up', { contentSid: CONTENT_SID, contentVariables: { 1: '{{ contact.firstName }}', 2: 'team' } });
   expect(activation).toMatchObject({ status: 'active', version: 1, warnings: [] });
 
   const silent = await contact({ wrote: false });
@@ -61,7 +61,7 @@ it("outside the window the step's content template goes; inside it the template'
   for (const who of [silent, talking]) await expectStatus(call('POST', '/events', { event: 'signed_up', contactId: who.id }), 202);
 
   const [template] = await until('the content template reaches Twilio', () => Promise.resolve(sendsTo(silent.phone)), (sends) => sends.length > 0, 60_000);
-  expect(template.params).toMatchObject({ ContentSid: CONTENT_SID, ContentVariables: JSON.stringify({ 1: 'Ann' }) });
+  expect(template.params).toMatchObject({ ContentSid: CONTENT_SID, ContentVariables: JSON.stringify({ 1: 'Ann', 2: 'team' }) });
   expect(template.params.Body).toBeUndefined();
   const [text] = await until('the free-form text reaches Twilio', () => Promise.resolve(sendsTo(talking.phone)), (sends) => sends.length > 0, 60_000);
   expect(text.params).toMatchObject({ Body: 'Hi Ann, welcome!' });

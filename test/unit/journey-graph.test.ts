@@ -244,6 +244,9 @@ describe('journey graph checks', () => {
     expect(paths(graphOf([message('a', null, { contentSid: sid })]))).toEqual(['graph.nodes[0].contentSid']);
     expect(paths(graphOf([message('a', null, { ...onWhatsApp, contentVariables: { 1: 'Ann' } })]))).toEqual(['graph.nodes[0].contentVariables']);
     expect(GraphSchema.safeParse({ entry: 'a', nodes: [message('a', null, { ...onWhatsApp, contentSid: 'HXnope' })] }).success).toBe(false);
+    expect(paths(graphOf([message('a', null, { ...onWhatsApp, contentSid: sid, contentVariables: { 1: '{{ contact.firstName | nosuchfilter }}', 2: '{{ contact.plan }}' } })]))).toEqual([
+      'graph.nodes[0].contentVariables.1',
+    ]);
     const warned = (node: Record<string, unknown>) => whatsAppWindowWarnings(graphOf([message('a', null, node)])).map((issue) => issue.path);
     expect(warned(onWhatsApp)).toEqual(['graph.nodes[0].contentSid']);
     expect(warned({ fallbackChain: ['whatsapp'], templateByChannel: { email: T1, whatsapp: T2 } })).toEqual(['graph.nodes[0].contentSid']);

@@ -156,12 +156,12 @@ export async function enqueueJourneyMessage(db: Sequelize, workspaceId: string, 
   if (held) return { state: 'deferred', until: held.at.toISOString(), reason: held.reason };
 
   const variables = { contact: { ...contact.attributes, id: journey.contactId, email: contact.email } };
-  const personal = (step: Reachable): Reachable =>
-    step.contentTemplate ? { ...step, contentTemplate: { ...step.contentTemplate, contentVariables: renderedContentVariables(step.contentTemplate.contentVariables, variables) } } : step;
   const attachments = await readyAttachmentRefs(db, workspaceId, node.attachmentIds);
   const contentOf = (step: Reachable) => ({
     // A content template has no text of ours (Twilio renders it), so no template version is pinned for it.
-    ...(personal(step).contentTemplate ?? { templateVersionId: step.templateVersionId }),
+    ...(step.contentTemplate
+      ? { contentSid: step.contentTemplate.contentSid, contentVariables: renderedContentVariables(step.contentTemplate.contentVariables, variables) }
+      : { templateVersionId: step.templateVersionId }),
     variables,
     ...(step.channel === 'email' ? { replyTo: [], utmCampaign: automation.name } : {}),
   });

@@ -64,6 +64,7 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
         schema: AttachmentUploadSchema.or(AttachmentEnvelopeSchema),
       },
       404: { description: 'No such attachment' },
+      409: { description: 'conflict: a file stored from a send (its content or url), not uploaded with POST /attachments' },
       422: { description: 'Invalid input, an executable file type, over 10 MB, or a live journey message that would carry over 25 MB' },
     },
     handle: async ({ principal, params, body }) => {

@@ -72,6 +72,9 @@ export function createAttachmentService({ db, blobs }: { db: Sequelize; blobs: B
      */
     async replace(workspaceId: string, attachmentId: string, input: ReplaceAttachmentInput): Promise<{ attachment: AttachmentRecord } | SignedUpload> {
       const current = await requireLive(workspaceId, attachmentId);
+      // A file stored from a send's content or url is that message's record of what it carried: it is not
+      // the user's to swap (retries of the send would go out with something else).
+      if (current.origin !== 'upload') throw new AppError('conflict', 'This file was stored from a send\'s content or url: only uploaded attachments (POST /attachments) can be replaced');
       const filename = input.filename ?? current.filename;
       const contentType = input.contentType ?? (input.filename ? inferContentType(input.filename) : current.contentType);
       if (input.size !== undefined) {

@@ -167,7 +167,7 @@ describe('replacing a file under the same id', () => {
     expect(mail?.raw).toContain(bytes.toString('base64'));
   });
 
-  it("another workspace's or a deleted attachment answers 404; an executable name 422", async () => {
+  it("another workspace's or a deleted attachment answers 404; an executable name 422; a file stored from a send 409", async () => {
     const { call, upload } = await workspace();
     const other = await workspace();
     const theirs = await other.upload('theirs.txt', 'x');
@@ -176,5 +176,14 @@ describe('replacing a file under the same id', () => {
     expect((await call('PUT', `/attachments/${mine}`, { filename: 'setup.exe', content: Buffer.from('y').toString('base64') })).status).toBe(422);
     await expectStatus(call('DELETE', `/attachments/${mine}`), 200);
     expect((await call('PUT', `/attachments/${mine}`, { content: Buffer.from('y').toString('base64') })).status).toBe(404);
+
+    const { workspaceId } = other;
+    const fromSend = randomUUID();
+    await stack.api.db.query(
+      `INSERT INTO attachments (id, workspace_id, filename, content_type, size, status, origin, storage_key, ready_at)
+       VALUES ($1, $2, 'invoice.pdf', 'application/pdf', 10, 'ready', 'send', $3, now())`,
+      { bind: [fromSend, workspaceId, `test/${fromSend}`] },
+    );
+    expect(await other.call('PUT', `/attachments/${fromSend}`, { content: Buffer.from('y').toString('base64') })).toMatchObject({ status: 409, body: { error: 'conflict' } });
   });
 });

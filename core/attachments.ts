@@ -150,6 +150,14 @@ export function attachmentStorageKey(workspaceId: string, attachmentId: string):
   return `attachments/${workspaceId}/${attachmentId}`;
 }
 
+/**
+ * Where a replaced file's new bytes go (PUT /attachments/:id): a key of their own, so the old object serves
+ * every read until the row points at the new one, and a failed replacement leaves the attachment as it was.
+ */
+export function attachmentRevisionKey(workspaceId: string, attachmentId: string, revision: string): string {
+  return `${attachmentStorageKey(workspaceId, attachmentId)}.${revision}`;
+}
+
 /** `Content-Disposition` for a download, with the RFC 6266/5987 encoded name and an ASCII fallback. */
 export function downloadDisposition(filename: string): string {
   const fallback = filename.replace(INVISIBLE, '').replace(/[^\x20-\x7E]|["\\]/g, '_');

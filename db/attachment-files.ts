@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import {
   ATTACHMENT_LIMITS,
+  attachmentRevisionKey,
   attachmentStorageKey,
   contentTypeEssence,
   DOWNLOAD_URL_SECONDS,
@@ -14,10 +15,13 @@ import { automationsUsing } from './repositories/automations';
 import {
   type AttachmentOrigin,
   type AttachmentRecord,
+  type AttachmentReplacement,
   findAttachment,
   insertAttachment,
   markAttachmentDeleted,
   markAttachmentReady,
+  replaceAttachmentFile,
+  setAttachmentReplacement,
 } from './repositories/attachments';
 
 export interface AttachmentFilesDeps {
@@ -65,6 +69,17 @@ export async function startSignedUpload({ db, blobs }: AttachmentFilesDeps, work
   return { attachment, uploadUrl, expiresIn: UPLOAD_URL_SECONDS };
 }
 
+/** How a stored upload differs from what was declared for it (empty when it matches). */
+function uploadProblems(stored: { size: number; contentType?: string | null }, declared: { size: number; contentType: string }): string[] {
+  const problems: string[] = [];
+  if (stored.size !== declared.size) problems.push(`the file is ${stored.size} bytes but ${declared.size} were declared`);
+  if (stored.size > ATTACHMENT_LIMITS.fileBytes) problems.push(`the file is larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`);
+  if (contentTypeEssence(stored.contentType ?? '') !== contentTypeEssence(declared.contentType)) {
+    problems.push(`the file was uploaded as ${stored.contentType ?? 'no type'} but ${declared.contentType} was declared`);
+  }
+  return problems;
+}
+
 /**
  * Makes a pending attachment ready with the size and type the store reports. The signature pins both
  * on real S3, but not every S3-compatible store checks signatures, so they are compared here too; a
@@ -80,12 +95,7 @@ export async function reconcileUpload({ db, blobs }: AttachmentFilesDeps, worksp
       reason: 'not_uploaded',
     });
   }
-  const problems: string[] = [];
-  if (stored.size !== attachment.size) problems.push(`the file is ${stored.size} bytes but ${attachment.size} were declared`);
-  if (stored.size > ATTACHMENT_LIMITS.fileBytes) problems.push(`the file is larger than ${ATTACHMENT_LIMITS.fileBytes} bytes`);
-  if (contentTypeEssence(stored.contentType ?? '') !== contentTypeEssence(attachment.contentType)) {
-    problems.push(`the file was uploaded as ${stored.contentType ?? 'no type'} but ${attachment.contentType} was declared`);
-  }
+  const problems = uploadProblems(stored, attachment);
   if (problems.length) {
     await blobs.delete(attachment.storageKey);
     throw new AppError('attachment_rejected', `The uploaded file was refused: ${problems.join('; ')}`, {
@@ -121,11 +131,103 @@ export async function removeFile({ db, blobs }: AttachmentFilesDeps, workspaceId
   const [automation] = await automationsUsing(db, workspaceId, { attachmentId });
   if (automation) return { inUseBy: automation };
   return db.transaction(async (transaction) => {
-    const storageKey = await markAttachmentDeleted(db, workspaceId, attachmentId, transaction);
-    if (!storageKey) return 'not_found';
-    await blobs.delete(storageKey);
+    const storageKeys = await markAttachmentDeleted(db, workspaceId, attachmentId, transaction);
+    if (!storageKeys) return 'not_found';
+    for (const key of storageKeys) await blobs.delete(key);
     return 'deleted';
   });
+}
+
+/**
+ * Swaps a live attachment's file, keeping its id (PUT /attachments/:id): the new bytes are written under a
+ * key of their own first, then the row points at them, then the old object goes. Journeys name
+ * attachments by id, so their versions stay as they are (the spec's Versioning rule 3) and their next
+ * messages carry the new file. Null when there is no live attachment of that id (the new object is removed).
+ */
+export async function replaceFile(
+  { db, blobs }: AttachmentFilesDeps,
+  workspaceId: string,
+  attachmentId: string,
+  file: { filename: string; contentType: string; bytes: Buffer },
+): Promise<AttachmentRecord | null> {
+  const storageKey = attachmentRevisionKey(workspaceId, attachmentId, randomUUID());
+  await blobs.put(storageKey, file.bytes, file.contentType);
+  const replaced = await replaceAttachmentFile(db, workspaceId, attachmentId, {
+    filename: file.filename,
+    contentType: file.contentType,
+    size: file.bytes.length,
+    storageKey,
+  });
+  if (!replaced) {
+    await blobs.delete(storageKey);
+    return null;
+  }
+  await removeUnused(blobs, replaced.unusedKeys);
+  return replaced.attachment;
+}
+
+/** A leftover old object is only storage: every read goes through the row, which no longer names it. */
+async function removeUnused(blobs: BlobStore, keys: readonly string[]): Promise<void> {
+  await Promise.all(keys.map((key) => blobs.delete(key).catch(() => undefined)));
+}
+
+/**
+ * A signed replacement (PUT /attachments/:id with a size): the URL the new file goes to, under a key of its
+ * own, with the declared type and length pinned. The attachment keeps its current file until the upload is
+ * confirmed (`finishReplacement`), so journeys that attach it never send without a file meanwhile.
+ */
+export async function startSignedReplacement(
+  { db, blobs }: AttachmentFilesDeps,
+  workspaceId: string,
+  attachmentId: string,
+  file: { filename: string; contentType: string; size: number },
+): Promise<SignedUpload | null> {
+  const storageKey = attachmentRevisionKey(workspaceId, attachmentId, randomUUID());
+  const uploadUrl = await blobs.presignPut(storageKey, { contentType: file.contentType, size: file.size }, UPLOAD_URL_SECONDS);
+  const set = await setAttachmentReplacement(db, workspaceId, attachmentId, { ...file, storageKey });
+  if (!set) return null;
+  if (set.displacedKey) await removeUnused(blobs, [set.displacedKey]);
+  return { attachment: set.attachment, uploadUrl, expiresIn: UPLOAD_URL_SECONDS };
+}
+
+/**
+ * Confirms a signed replacement: the uploaded file is checked against what was declared (as a first
+ * upload's is: 422 attachment_rejected, not_uploaded or mismatch), then `accept` may still refuse its size
+ * (the journeys that attach it), then the attachment points at it and the old file goes.
+ */
+export async function finishReplacement(
+  { db, blobs }: AttachmentFilesDeps,
+  workspaceId: string,
+  attachment: AttachmentRecord & { replacement: AttachmentReplacement },
+  accept: (size: number) => Promise<void>,
+): Promise<AttachmentRecord> {
+  const { replacement } = attachment;
+  const stored = await blobs.head(replacement.storageKey);
+  if (!stored) {
+    throw new AppError('attachment_rejected', 'No file has been uploaded to the replacement\'s uploadUrl yet; the attachment keeps its current file', {
+      id: attachment.id,
+      reason: 'not_uploaded',
+    });
+  }
+  const problems = uploadProblems(stored, replacement);
+  if (problems.length) {
+    await blobs.delete(replacement.storageKey);
+    throw new AppError('attachment_rejected', `The uploaded replacement was refused: ${problems.join('; ')}; the attachment keeps its current file`, {
+      id: attachment.id,
+      reason: 'mismatch',
+    });
+  }
+  await accept(stored.size);
+  const replaced = await replaceAttachmentFile(
+    db,
+    workspaceId,
+    attachment.id,
+    { filename: replacement.filename, contentType: stored.contentType ?? replacement.contentType, size: stored.size, storageKey: replacement.storageKey },
+    replacement.storageKey,
+  );
+  if (!replaced) return (await findAttachment(db, workspaceId, attachment.id)) as AttachmentRecord;
+  await removeUnused(blobs, replaced.unusedKeys);
+  return replaced.attachment;
 }
 
 /**
@@ -140,6 +242,12 @@ export function createAttachmentFiles(deps: AttachmentFilesDeps) {
     reconcile: (workspaceId: string, attachment: AttachmentRecord) => reconcileUpload(deps, workspaceId, attachment),
     downloadUrl: (attachment: AttachmentRecord) => downloadUrl(deps, attachment),
     remove: (workspaceId: string, attachmentId: string) => removeFile(deps, workspaceId, attachmentId),
+    replace: (workspaceId: string, attachmentId: string, file: { filename: string; contentType: string; bytes: Buffer }) =>
+      replaceFile(deps, workspaceId, attachmentId, file),
+    startSignedReplacement: (workspaceId: string, attachmentId: string, file: { filename: string; contentType: string; size: number }) =>
+      startSignedReplacement(deps, workspaceId, attachmentId, file),
+    finishReplacement: (workspaceId: string, attachment: AttachmentRecord & { replacement: AttachmentReplacement }, accept: (size: number) => Promise<void>) =>
+      finishReplacement(deps, workspaceId, attachment, accept),
   };
 }
 

@@ -9,6 +9,7 @@ import {
   AttachmentParams,
   AttachmentUploadSchema,
   CreateAttachmentBody,
+  ReplaceAttachmentBody,
 } from './schemas';
 import type { AttachmentService } from './service';
 import { attachmentView } from './views';
@@ -52,6 +53,27 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
     },
   });
 
+  routes.put('/attachments/:id', SENDERS, {
+    summary: 'Replace the file under the same id (content, or size for a signed upload then confirm): journeys that attach it keep their version',
+    params: AttachmentParams,
+    body: ReplaceAttachmentBody,
+    bodyLimit: 'large',
+    responses: {
+      200: {
+        description: 'Direct: { attachment } with its new file, ready. Signed: AttachmentUpload (the attachment as it is; its current file stays in use until POST /attachments/:id/confirm)',
+        schema: AttachmentUploadSchema.or(AttachmentEnvelopeSchema),
+      },
+      404: { description: 'No such attachment' },
+      409: { description: 'conflict: a file stored from a send (its content or url), not uploaded with POST /attachments' },
+      422: { description: 'Invalid input, an executable file type, over 10 MB, or a live journey message that would carry over 25 MB' },
+    },
+    handle: async ({ principal, params, body }) => {
+      const outcome = await attachments.replace(principal.workspaceId, params.id, body);
+      const attachment = attachmentView(outcome.attachment);
+      return ok('uploadUrl' in outcome ? { attachment, uploadUrl: outcome.uploadUrl, expiresIn: outcome.expiresIn } : { attachment });
+    },
+  });
+
   routes.delete('/attachments/:id', SENDERS, {
     summary: 'Delete an attachment; queued sends that name it go out without it',
     params: AttachmentParams,
@@ -67,12 +89,12 @@ export function attachmentRoutes(routes: RouteTable, attachments: AttachmentServ
   });
 
   routes.post('/attachments/:id/confirm', SENDERS, {
-    summary: 'Confirm a signed upload: the stored size and type are checked against the declared ones',
+    summary: 'Confirm a signed upload, or put a signed replacement in use: the stored size and type are checked against the declared ones',
     params: AttachmentParams,
     responses: {
       200: { description: 'The attachment, ready', schema: AttachmentEnvelopeSchema },
       404: { description: 'No such attachment' },
-      422: { description: '`attachment_rejected`: nothing uploaded yet, or the file differs from what was declared' },
+      422: { description: '`attachment_rejected`: nothing uploaded yet, or the file differs from what was declared; or a replacement a live journey message could not carry (over 25 MB)' },
     },
     handle: async ({ principal, params }) =>
       ok({ attachment: attachmentView(await attachments.confirm(principal.workspaceId, params.id)) }),

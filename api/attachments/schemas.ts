@@ -27,6 +27,32 @@ export const CreateAttachmentBody = z
     oneOf: [{ required: ['content'], properties: { size: false } }, { required: ['size'], properties: { content: false } }],
   });
 
+export const ReplaceAttachmentBody = z
+  .strictObject({
+    filename: AttachmentFilenameSchema.optional().describe('The new name; the current one is kept when absent'),
+    content: Base64Schema.optional().describe('Direct replacement: the new file in base64 (at most 10 MB decoded); in use at once'),
+    contentType: AttachmentContentTypeSchema.optional().describe('Inferred from the (new) file name when absent, else the current type is kept'),
+    size: z
+      .number()
+      .int()
+      .min(1)
+      .max(ATTACHMENT_LIMITS.fileBytes)
+      .optional()
+      .describe('Signed replacement: the exact byte length you will PUT to uploadUrl; the current file stays in use until you confirm'),
+  })
+  .superRefine((body, context) => {
+    if ((body.content === undefined) === (body.size === undefined)) {
+      context.addIssue({ code: 'custom', message: 'Give content (direct replacement) or size (signed replacement), not both' });
+    }
+  })
+  .meta({
+    id: 'ReplaceAttachment',
+    description:
+      'A new file under the same id, content (direct) or size (signed, then POST /attachments/:id/confirm), not both: ' +
+      'journeys that attach it keep their version and send the new file from their next message on',
+    oneOf: [{ required: ['content'], properties: { size: false } }, { required: ['size'], properties: { content: false } }],
+  });
+
 export const AttachmentParams = z.object({ id: z.uuid() });
 
 export const AttachmentListQuery = z.object({
@@ -64,3 +90,4 @@ export const AttachmentDownloadSchema = z
 export const AttachmentDeletedSchema = z.object({ deleted: z.literal(true), id: z.uuid() }).meta({ id: 'AttachmentDeleted' });
 
 export type CreateAttachmentInput = z.infer<typeof CreateAttachmentBody>;
+export type ReplaceAttachmentInput = z.infer<typeof ReplaceAttachmentBody>;

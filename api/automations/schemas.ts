@@ -93,14 +93,23 @@ export const AutomationCreatedSchema = z
   .meta({ id: 'AutomationCreated' });
 
 export const AutomationStatusSchema = z
-  .object({ id: z.uuid(), status: z.enum(AUTOMATION_STATUSES), version: z.int().optional(), versionId: z.uuid().optional() })
+  .object({
+    id: z.uuid(),
+    status: z.enum(AUTOMATION_STATUSES),
+    version: z.int().optional(),
+    versionId: z.uuid().optional(),
+    warnings: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('activate: what runs but may not reach every contact, by field (a WhatsApp message step without contentSid)'),
+  })
   .meta({ id: 'AutomationStatus' });
 
 export const AutomationEnrollQueuedSchema = z
   .object({ id: z.uuid(), queued: z.boolean(), audience: z.enum(['list', 'segment', 'contacts']) })
   .meta({ id: 'AutomationEnrollQueued' });
 
-const SKIP_REASONS = 'suppressed, no_reachable_identity, no_sender, quota_exceeded, ...';
+const SKIP_REASONS = 'suppressed, no_reachable_identity, no_sender, outside_whatsapp_window, quota_exceeded, ...';
 
 const SkippedStepSchema = z
   .object({

@@ -1,6 +1,7 @@
 import type { Sequelize } from 'sequelize';
 import type { Channel } from '../../core/identities';
 import type { GraphInput } from '../../core/journeys/graph-schema';
+import { ATTACHMENT_LIMITS } from '../../core/attachments';
 import { type DefinitionIssue, templateIdsOf } from '../../core/journeys/validation';
 import { findAttachments } from '../../db/repositories/attachments';
 import { defaultSender } from '../../db/repositories/journey-messages';
@@ -64,26 +65,28 @@ export async function senderIssues(
 }
 
 /**
- * Each attachment a message node names exists and is not deleted; with `requireReady` (activation), it is
- * uploaded too. A journey only attaches ready files (db/repositories/journey-messages.ts), so a pending one
- * would be left out of every message without a word.
+ * Each attachment a message node names exists in this workspace, is not deleted and is uploaded (a pending
+ * one is refused at creation too: a journey only attaches ready files, db/repositories/journey-messages.ts,
+ * so it would be left out of every message without a word), and the node's files together stay within the
+ * 25 MB a message may carry. Checked on create, update and activate; a replaced file is checked against the
+ * live journeys that attach it (db/attachment-files.ts `replaceFile`).
  */
-export async function attachmentIssues(
-  deps: SendabilityDeps,
-  workspaceId: string,
-  graph: GraphInput,
-  options: { requireReady: boolean },
-): Promise<DefinitionIssue[]> {
+export async function attachmentIssues(deps: SendabilityDeps, workspaceId: string, graph: GraphInput): Promise<DefinitionIssue[]> {
   const ids = [...new Set(graph.nodes.flatMap((node) => (node.type === 'message' ? node.attachmentIds : [])))];
   const found = new Map((await findAttachments(deps.db, workspaceId, ids)).map((attachment) => [attachment.id, attachment]));
   const issues: DefinitionIssue[] = [];
   for (const [nodeIndex, node] of graph.nodes.entries()) {
     if (node.type !== 'message') continue;
+    let total = 0;
     for (const [position, id] of node.attachmentIds.entries()) {
       const attachment = found.get(id);
       const field = `attachmentIds[${position}]`;
       if (!attachment || attachment.status === 'deleted') issues.push(nodeIssue(graph, nodeIndex, field, `no attachment ${id} in the workspace`));
-      else if (options.requireReady && attachment.status !== 'ready') issues.push(nodeIssue(graph, nodeIndex, field, `attachment ${id} is not uploaded yet: upload it, then POST /attachments/${id}/confirm`));
+      else if (attachment.status !== 'ready') issues.push(nodeIssue(graph, nodeIndex, field, `attachment ${id} is not uploaded yet: upload it, then POST /attachments/${id}/confirm`));
+      else total += attachment.size;
+    }
+    if (total > ATTACHMENT_LIMITS.messageBytes) {
+      issues.push(nodeIssue(graph, nodeIndex, 'attachmentIds', `the files total ${total} bytes; a message carries at most ${ATTACHMENT_LIMITS.messageBytes} (25 MB)`));
     }
   }
   return issues;

@@ -1,6 +1,6 @@
 import { AppError } from '../../core/errors';
 import type { EventMatch } from '../../core/journeys/graph';
-import { checkedGraph, definitionError, listenedEvents } from '../../core/journeys/validation';
+import { checkedGraph, definitionError, listenedEvents, whatsAppWindowWarnings } from '../../core/journeys/validation';
 import {
   activateAutomation,
   type AutomationDraft,
@@ -27,14 +27,14 @@ const notInStatus = (status: string, action: string) => new AppError('conflict',
 /**
  * The whole definition checked as activation will check it: the graph, then what its message nodes need
  * (templates, senders, attachments; ./sendability.ts). `activating` adds what only running needs: a sender
- * for nodes without one, and uploaded files.
+ * for nodes without one.
  */
 async function checkDefinition(deps: SendabilityDeps, workspaceId: string, draft: AutomationDraft, activating = false) {
   const graph = checkedGraph(draft.graph);
   const issues = [
     ...(await templateIssues(deps, workspaceId, draft.graph)),
     ...(await senderIssues(deps, workspaceId, draft.graph, { requireSender: activating })),
-    ...(await attachmentIssues(deps, workspaceId, draft.graph, { requireReady: activating })),
+    ...(await attachmentIssues(deps, workspaceId, draft.graph)),
   ];
   if (issues.length > 0) throw definitionError(issues);
   return graph;
@@ -80,7 +80,8 @@ export async function updateAutomation(deps: SendabilityDeps, workspaceId: strin
 /**
  * Publishes the draft as the next immutable version and makes the automation active; an unchanged
  * draft (a resume after a pause) publishes nothing. Templates are checked again: one may have been
- * deleted since the draft was saved.
+ * deleted since the draft was saved. What runs but may not reach everyone (free-form WhatsApp) comes back
+ * as warnings.
  */
 export async function activateDraft(deps: SendabilityDeps, workspaceId: string, automationId: string) {
   const automation = await getAutomation(deps, workspaceId, automationId);
@@ -99,7 +100,13 @@ export async function activateDraft(deps: SendabilityDeps, workspaceId: string, 
   if (outcome.state === 'archived') throw notInStatus('archived', 'activated');
   if (outcome.state === 'draft-changed') throw new AppError('conflict', 'The draft was edited while it was being activated: activate again');
   const activated = await getAutomation(deps, workspaceId, automationId);
-  return { id: activated.id, status: 'active' as const, version: activated.version as number, versionId: activated.currentVersionId as string };
+  return {
+    id: activated.id,
+    status: 'active' as const,
+    version: activated.version as number,
+    versionId: activated.currentVersionId as string,
+    warnings: whatsAppWindowWarnings(graph),
+  };
 }
 
 export async function setPaused({ db }: SendabilityDeps, workspaceId: string, automationId: string) {

@@ -192,7 +192,11 @@ export async function simulate(deps: AutomationSimulationDeps, workspaceId: stri
 
   const variables = { contact: { ...subject.attributes, id: subject.contactId, email: subject.email } };
   const messages: SimulationResult['messages'] = [];
-  for (const planned of run.messages) messages.push(await renderPlanned(deps, workspaceId, planned, variables, notes));
+  for (const planned of run.messages) {
+    messages.push(await renderPlanned(deps, workspaceId, planned, variables, notes));
+    const node = nodeById(version.graph, planned.nodeId);
+    if (planned.channel === 'whatsapp' && node.type === 'message') notes.push(whatsAppWindowNote(node.id, node.contentSid !== undefined));
+  }
 
   const path = run.path.map((step) => {
     const node = nodeById(version.graph, step.nodeId);
@@ -207,6 +211,16 @@ export async function simulate(deps: AutomationSimulationDeps, workspaceId: stri
     versionId: version.versionId,
     notes,
   };
+}
+
+/**
+ * The simulation shows the template's text; the journey decides WhatsApp's 24-hour window when it queues
+ * the message (services/acceptance/journey-message.ts), which a fake clock cannot know ahead.
+ */
+function whatsAppWindowNote(nodeId: string, hasContentTemplate: boolean): string {
+  return hasContentTemplate
+    ? `Node "${nodeId}": shown as free-form text; if the contact has not written within 24 hours when it is queued, the content template (contentSid) goes instead`
+    : `Node "${nodeId}": free-form WhatsApp; if the contact has not written within 24 hours when it is queued, WhatsApp is passed over (outside_whatsapp_window)`;
 }
 
 /** The API's simulation service; `simulate` above is the whole of it. */

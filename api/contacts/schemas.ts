@@ -181,7 +181,7 @@ export const ContactJourneyEntrySchema = z
     skipReason: z
       .string()
       .optional()
-      .describe('note of kind automation: why the journey skipped its message step (suppressed, no_reachable_identity, no_sender, quota_exceeded, ...)'),
+      .describe('note of kind automation: why the journey skipped its message step (suppressed, no_reachable_identity, no_sender, outside_whatsapp_window, quota_exceeded, ...)'),
     nodeId: z.string().nullable().optional().describe('enrollment (current), message_sent and note (skipped step): the journey node'),
     nodeType: z.string().nullable().optional(),
     nodeLabel: z.string().nullable().optional().describe('The node\'s label; for a message step, the email subject'),

@@ -43,6 +43,20 @@ export const MessageNodeSchema = z.strictObject({
   attachmentIds: z.array(z.uuid()).max(20).default([]),
   /** The email sender; the workspace's verified domain's default sender when absent. */
   from: z.string().min(3).max(320).optional(),
+  /**
+   * WhatsApp: an approved Twilio content template (as POST /messages' contentSid), sent instead of the
+   * whatsapp template's free-form text when the contact has not written within 24 hours. Without it such a
+   * contact is not reached on WhatsApp (the next channel of the chain, else the step is skipped).
+   */
+  contentSid: z
+    .string()
+    .regex(/^HX[0-9a-fA-F]{32}$/)
+    .optional()
+    .describe('whatsapp: an approved Twilio content template, used outside the contact\'s 24-hour window (the whatsapp template\'s text is used within it)'),
+  contentVariables: z
+    .record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), z.string().max(1024))
+    .optional()
+    .describe('whatsapp: the content template\'s variables ({"1": "{{ contact.firstName }}"}), Liquid over the contact as in templates'),
   next: NextId,
 });
 

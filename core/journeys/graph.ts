@@ -21,6 +21,9 @@ export interface MessageNode {
   templateByChannel: Partial<Record<Channel, string>>;
   attachmentIds: string[];
   from?: string;
+  /** WhatsApp's content template outside the contact's 24-hour window (./graph-schema.ts). */
+  contentSid?: string;
+  contentVariables?: Record<string, string>;
   next: string | null;
 }
 

@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import type { Channel } from '../identities';
 import { parseDuration } from './durations';
+import { parseLiquid } from '../templates/liquid';
 import { type EventMatch, type JourneyGraph, successors } from './graph';
 import { type GraphInput, type NodeInput, normalizeNode } from './graph-schema';
 
@@ -11,6 +12,16 @@ export interface DefinitionIssue {
 }
 
 const nodePath = (index: number, field?: string) => `graph.nodes[${index}]${field ? `.${field}` : ''}`;
+
+/** Why a content variable's Liquid (`{{ contact.firstName }}`) cannot render, or null. */
+function liquidProblem(value: string): string | null {
+  try {
+    parseLiquid(value, 'text', 'contentVariables');
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : 'not valid Liquid';
+  }
+}
 
 /** Per-node checks that need no other node: durations, the wait's moment, the message's channels. */
 function nodeIssues(node: NodeInput, index: number): DefinitionIssue[] {
@@ -35,6 +46,12 @@ function nodeIssues(node: NodeInput, index: number): DefinitionIssue[] {
     if (new Set(channels).size !== channels.length) at('fallbackChain', 'a channel appears twice (the preferred channel counts)');
     for (const channel of channels) {
       if (!node.templateByChannel[channel]) at(`templateByChannel.${channel}`, `no template for ${channel}, which the message may go out on`);
+    }
+    if (node.contentSid !== undefined && !channels.includes('whatsapp')) at('contentSid', 'a content template is for whatsapp, which this message does not go out on');
+    if (node.contentVariables !== undefined && node.contentSid === undefined) at('contentVariables', 'content variables need a contentSid');
+    for (const [key, value] of Object.entries(node.contentVariables ?? {})) {
+      const problem = liquidProblem(value);
+      if (problem) at(`contentVariables.${key}`, problem);
     }
   }
   return issues;
@@ -106,4 +123,20 @@ export function templateIdsOf(graph: GraphInput | JourneyGraph): Array<{ nodeInd
       ? Object.entries(node.templateByChannel).map(([channel, templateId]) => ({ nodeIndex, channel: channel as Channel, templateId: templateId as string }))
       : [],
   );
+}
+
+/**
+ * Message nodes that may go out on WhatsApp with free-form text only (no contentSid): activation warns rather
+ * than refuses (docs/journeys.md), since a contact who wrote within 24 hours is reached; any other contact
+ * is passed over for the next channel, or the step is skipped `outside_whatsapp_window`.
+ */
+export function whatsAppWindowWarnings(graph: GraphInput | JourneyGraph): DefinitionIssue[] {
+  return graph.nodes.flatMap((node, index) => {
+    if (node.type !== 'message' || node.contentSid !== undefined) return [];
+    if (node.preferredChannel !== 'whatsapp' && !node.fallbackChain.includes('whatsapp')) return [];
+    return [{
+      path: nodePath(index, 'contentSid'),
+      message: `Node "${node.id}": WhatsApp without a content template reaches only contacts who wrote within the last 24 hours; others are passed over (outside_whatsapp_window)`,
+    }];
+  });
 }

@@ -31,6 +31,7 @@ import * as suppressionDetail from './0033-suppression-detail';
 import * as providerBreakers from './0034-provider-breakers';
 import * as workerRegistry from './0035-worker-registry';
 import * as transactionalRecipients from './0038-transactional-recipients';
+import * as attachmentReplacements from './0041-attachment-replacements';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -67,4 +68,5 @@ export const migrations = [
   { name: '0034-provider-breakers', ...providerBreakers },
   { name: '0035-worker-registry', ...workerRegistry },
   { name: '0038-transactional-recipients', ...transactionalRecipients },
+  { name: '0041-attachment-replacements', ...attachmentReplacements },
 ];

@@ -288,3 +288,25 @@ export async function automationsUsing(
     { bind: [workspaceId, id], type: QueryTypes.SELECT, transaction },
   );
 }
+
+/**
+ * The message nodes of live (active or paused) automations' current versions that attach this file, with
+ * every attachment id each names: what a replaced file is checked against (25 MB per message).
+ */
+export async function liveNodesAttaching(
+  db: Sequelize,
+  workspaceId: string,
+  attachmentId: string,
+): Promise<Array<{ automationId: string; name: string; nodeId: string; attachmentIds: string[] }>> {
+  const rows = await db.query<{ automation_id: string; name: string; node_id: string; attachment_ids: string[] }>(
+    `SELECT a.id AS automation_id, a.name, node ->> 'id' AS node_id, node -> 'attachmentIds' AS attachment_ids
+     FROM automations a
+     JOIN automation_versions v ON v.id = a.current_version_id
+     CROSS JOIN LATERAL jsonb_array_elements(v.graph -> 'nodes') AS node
+     WHERE a.workspace_id = $1 AND a.status IN ('active', 'paused')
+       AND node ->> 'type' = 'message' AND COALESCE(node -> 'attachmentIds', '[]') @> to_jsonb($2::text)
+     ORDER BY a.created_at, node_id`,
+    { bind: [workspaceId, attachmentId], type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({ automationId: row.automation_id, name: row.name, nodeId: row.node_id, attachmentIds: row.attachment_ids }));
+}

@@ -6,6 +6,7 @@ import { type MessageNode, nodeById } from '../../core/journeys/graph';
 import { CHAT_LIMITS, isChatChannel, marketingIdentity } from '../../core/message-channels';
 import type { FallbackStep } from '../../core/message-content';
 import { nameBasedUuid } from '../../core/name-based-uuid';
+import { renderLiquid } from '../../core/templates/liquid';
 import { identitiesOf } from '../../db/repositories/contact-identities';
 import {
   currentTemplateVersions,
@@ -19,6 +20,7 @@ import {
 import { automationOf, loadEnrollment } from '../../db/repositories/journey-progress';
 import { readJourneySettings } from '../../db/repositories/journey-settings';
 import { findSuppressed } from '../../db/repositories/suppressions';
+import { insideServiceWindow } from '../../db/repositories/whatsapp';
 
 /** What became of a journey's message node when the workflow asked (docs/journeys.md). */
 export type JourneyMessageOutcome =
@@ -27,7 +29,14 @@ export type JourneyMessageOutcome =
   | { state: 'deferred'; until: string; reason: DeferReason }
   | { state: 'held' };
 
-export type JourneySkipReason = 'no_reachable_identity' | 'suppressed' | 'no_sender' | 'quota_exceeded' | 'not_active' | 'not_a_message';
+export type JourneySkipReason =
+  | 'no_reachable_identity'
+  | 'suppressed'
+  | 'no_sender'
+  | 'outside_whatsapp_window'
+  | 'quota_exceeded'
+  | 'not_active'
+  | 'not_a_message';
 
 /** The id of the one message a node sends an enrollment's contact. */
 export function journeyMessageId(enrollmentId: string, nodeId: string): string {
@@ -40,18 +49,24 @@ interface Reachable {
   fromAddress: string | null;
   templateId: string;
   templateVersionId: string;
+  /** WhatsApp outside the contact's 24-hour window: the node's content template instead of the template's text. */
+  contentTemplate?: { contentSid: string; contentVariables: Record<string, string> };
 }
 
 /**
  * The channels the message can go out on, in the node's order (preferred, then the fallback chain): each
  * needs a reachable identity (core/message-channels.ts `marketingIdentity`) that is not suppressed, a live template, and
- * for email a sender. The first that qualifies carries the message; the others become its fallback steps.
+ * for email a sender. WhatsApp takes free-form text only within 24 hours of the contact's last message
+ * (decided by the workflow's clock, as POST /messages decides it for its sends): outside that window the
+ * node's content template goes instead, and without one WhatsApp is passed over. The first that qualifies
+ * carries the message; the others become its fallback steps.
  */
 async function reachableChannels(
   db: Sequelize,
   workspaceId: string,
   contactId: string,
   node: MessageNode,
+  now: Date,
 ): Promise<{ reachable: Reachable[]; missed: JourneySkipReason }> {
   const order = [...new Set<Channel>([node.preferredChannel, ...node.fallbackChain])];
   const identities = await identitiesOf(db, workspaceId, [contactId]);
@@ -76,9 +91,32 @@ async function reachableChannels(
       }
       fromAddress = sender;
     }
-    reachable.push({ channel, to: identity.address, fromAddress, templateId, templateVersionId });
+    let contentTemplate: Reachable['contentTemplate'];
+    if (channel === 'whatsapp' && !(await insideServiceWindow(db, workspaceId, identity.address, now))) {
+      if (!node.contentSid) {
+        missed = 'outside_whatsapp_window';
+        continue;
+      }
+      contentTemplate = { contentSid: node.contentSid, contentVariables: node.contentVariables ?? {} };
+    }
+    reachable.push({ channel, to: identity.address, fromAddress, templateId, templateVersionId, ...(contentTemplate && { contentTemplate }) });
   }
   return { reachable, missed };
+}
+
+/**
+ * A content template's variables with the contact's values: each is Liquid over the same variables the
+ * journey's templates get (`{{ contact.firstName }}`), checked when the graph was saved; one that still
+ * cannot render goes as written rather than stopping the journey.
+ */
+function renderedContentVariables(values: Record<string, string>, variables: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => {
+    try {
+      return [key, renderLiquid(value, variables, 'text', `contentVariables.${key}`)];
+    } catch {
+      return [key, value];
+    }
+  }));
 }
 
 async function defaultSenderText(db: Sequelize, workspaceId: string): Promise<string | null> {
@@ -107,7 +145,7 @@ export async function enqueueJourneyMessage(db: Sequelize, workspaceId: string, 
   const contact = await findJourneyContact(db, workspaceId, journey.contactId);
   if (!contact) return { state: 'skipped', reason: 'not_active' };
 
-  const { reachable, missed } = await reachableChannels(db, workspaceId, journey.contactId, node);
+  const { reachable, missed } = await reachableChannels(db, workspaceId, journey.contactId, node, now);
   const [first, ...rest] = reachable;
   if (!first) return { state: 'skipped', reason: missed };
 
@@ -120,7 +158,10 @@ export async function enqueueJourneyMessage(db: Sequelize, workspaceId: string, 
   const variables = { contact: { ...contact.attributes, id: journey.contactId, email: contact.email } };
   const attachments = await readyAttachmentRefs(db, workspaceId, node.attachmentIds);
   const contentOf = (step: Reachable) => ({
-    templateVersionId: step.templateVersionId,
+    // A content template has no text of ours (Twilio renders it), so no template version is pinned for it.
+    ...(step.contentTemplate
+      ? { contentSid: step.contentTemplate.contentSid, contentVariables: renderedContentVariables(step.contentTemplate.contentVariables, variables) }
+      : { templateVersionId: step.templateVersionId }),
     variables,
     ...(step.channel === 'email' ? { replyTo: [], utmCampaign: automation.name } : {}),
   });

@@ -176,7 +176,10 @@ describe('POST /automations/:id/simulate (the service, on the real database)', (
     expect(result.messages).toEqual([{ nodeId: 'hello', channel: 'whatsapp', to: '+33612345678', subject: null, text: 'Hi Cy on WhatsApp', at: '2026-05-04T10:00:00.000Z' }]);
     expect(result.path.map((step) => [step.nodeId, step.outcome])).toEqual([['hello', 'sent'], ['clicked?', 'event'], ['tagged?', 'then'], ['later', 'goal_reached']]);
     expect(result.outcome).toEqual({ status: 'exited', exitReason: 'goal_reached', at: '2026-05-08T09:00:00.000Z' });
-    expect(result.notes).toEqual(['Branch "tagged?": a tag condition (tag has) needs a stored contact; taken as false']);
+    expect(result.notes).toEqual([
+      'Branch "tagged?": a tag condition (tag has) needs a stored contact; taken as false',
+      'Node "hello": free-form WhatsApp; if the contact has not written within 24 hours when it is queued, WhatsApp is passed over (outside_whatsapp_window)',
+    ]);
   });
 
   it('a stored contact\'s event conditions count its stored events, not the simulated ones, and say so', async () => {

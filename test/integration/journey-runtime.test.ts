@@ -7,6 +7,7 @@ import { createJourneyActivities } from '../../activities/journeys';
 import type { Channel } from '../../core/identities';
 import type { JourneyGraph, JourneyNode } from '../../core/journeys/graph';
 import { nextLocalTime } from '../../core/journeys/local-time';
+import { recordInbound } from '../../db/repositories/whatsapp';
 import { enrollmentWorkflowId } from '../../core/ids';
 import { journeyWorkflow } from '../../workflows/journey';
 import { startEnrollmentWorkflow } from '../../temporal/journeys';
@@ -309,6 +310,44 @@ describe('the journey message', () => {
     const without = await journey(chain, { identities: [['email', 'gus@example.org']] });
     expect(await activities().evaluateJourneyBranch(withTelegram.workspaceId, withTelegram.contactId, onTelegram)).toBe(true);
     expect(await activities().evaluateJourneyBranch(without.workspaceId, without.contactId, onTelegram)).toBe(false);
+  });
+});
+
+describe("WhatsApp's 24-hour window, by the journey's clock", () => {
+  const CONTENT_SID = `HX${'fedcba9876543210'.repeat(2)}`;
+  const afterWait = (wait: string) => (templates: Record<Channel, string>): JourneyGraph => ({
+    entry: 'pause',
+    nodes: [
+      { id: 'pause', type: 'wait', durationMs: wait === 'P2D' ? 2 * DAY : 60 * 60_000, next: 'hello' },
+      { id: 'hello', type: 'message', preferredChannel: 'whatsapp', fallbackChain: [], templateByChannel: { whatsapp: templates.whatsapp }, attachmentIds: [], contentSid: CONTENT_SID, contentVariables: { 1: '{{ contact.firstName }}' }, next: null },
+    ],
+  });
+
+  it('a contact who wrote an hour before the message gets the template\'s text; two days later, the content template', async () => {
+    for (const [wait, expected] of [['PT1H', 'text'], ['P2D', 'content template']] as const) {
+      const phone = `+1415555${String(Math.floor(1000 + Math.random() * 8999))}`;
+      const subject = await journey(afterWait(wait), { identities: [['whatsapp', phone]] });
+      await recordInbound(api.db, subject.workspaceId, phone, await env.now());
+      expect(await runJourney(subject)).toEqual({ status: 'completed', reason: 'completed' });
+      const [row] = await messagesOf(subject);
+      expect({ wait, channel: row.channel }).toEqual({ wait, channel: 'whatsapp' });
+      if (expected === 'text') {
+        expect(row.content).toMatchObject({ templateVersionId: expect.any(String) });
+        expect(row.content.contentSid).toBeUndefined();
+      } else {
+        expect(row.content).toMatchObject({ contentSid: CONTENT_SID, contentVariables: { 1: 'Ann' } });
+        expect(row.content.templateVersionId).toBeUndefined();
+      }
+    }
+  });
+
+  it('without a content template, a contact outside the window is passed over: skipped outside_whatsapp_window', async () => {
+    const subject = await journey(
+      (templates) => ({ entry: 'hello', nodes: [{ id: 'hello', type: 'message', preferredChannel: 'whatsapp', fallbackChain: [], templateByChannel: { whatsapp: templates.whatsapp }, attachmentIds: [], next: null }] }),
+      { identities: [['whatsapp', '+14155550199']] },
+    );
+    expect(await activities().enqueueJourneyMessage(subject.workspaceId, subject.enrollmentId, 'hello', new Date().toISOString())).toEqual({ state: 'skipped', reason: 'outside_whatsapp_window' });
+    expect(await messagesOf(subject)).toEqual([]);
   });
 });
 

@@ -13,7 +13,7 @@ import { MAX_DURATION_MS, parseDuration } from '../../core/journeys/durations';
 import { type GraphInput, GraphSchema } from '../../core/journeys/graph-schema';
 import { type JourneyGraph, matchedInVersion, matchesEvent, nodeLabelOf } from '../../core/journeys/graph';
 import { isTimeZone, localMinutes, minutesOf, nextLocalTime, zonedMoment } from '../../core/journeys/local-time';
-import { checkedGraph, graphIssues, listenedEvents, templateIdsOf } from '../../core/journeys/validation';
+import { checkedGraph, graphIssues, listenedEvents, templateIdsOf, whatsAppWindowWarnings } from '../../core/journeys/validation';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -235,6 +235,23 @@ describe('journey graph checks', () => {
     expect(paths(graphOf([message('a', null, { fallbackChain: ['whatsapp'] })]))).toEqual(['graph.nodes[0].templateByChannel.whatsapp']);
     expect(paths(graphOf([message('a', null, { fallbackChain: ['email'] })]))).toEqual(['graph.nodes[0].fallbackChain']);
     expect(paths(graphOf([message('a', null, { fallbackChain: ['telegram'], templateByChannel: { email: T1, telegram: T2 } })]))).toEqual([]);
+  });
+
+  it('a contentSid is for a message that may go out on WhatsApp, and contentVariables need one; a WhatsApp step without it is warned about', () => {
+    const sid = `HX${'0'.repeat(32)}`;
+    const onWhatsApp = { preferredChannel: 'whatsapp', templateByChannel: { whatsapp: T1 } };
+    expect(paths(graphOf([message('a', null, { ...onWhatsApp, contentSid: sid, contentVariables: { 1: 'Ann' } })]))).toEqual([]);
+    expect(paths(graphOf([message('a', null, { contentSid: sid })]))).toEqual(['graph.nodes[0].contentSid']);
+    expect(paths(graphOf([message('a', null, { ...onWhatsApp, contentVariables: { 1: 'Ann' } })]))).toEqual(['graph.nodes[0].contentVariables']);
+    expect(GraphSchema.safeParse({ entry: 'a', nodes: [message('a', null, { ...onWhatsApp, contentSid: 'HXnope' })] }).success).toBe(false);
+    expect(paths(graphOf([message('a', null, { ...onWhatsApp, contentSid: sid, contentVariables: { 1: '{{ contact.firstName | nosuchfilter }}', 2: '{{ contact.plan }}' } })]))).toEqual([
+      'graph.nodes[0].contentVariables.1',
+    ]);
+    const warned = (node: Record<string, unknown>) => whatsAppWindowWarnings(graphOf([message('a', null, node)])).map((issue) => issue.path);
+    expect(warned(onWhatsApp)).toEqual(['graph.nodes[0].contentSid']);
+    expect(warned({ fallbackChain: ['whatsapp'], templateByChannel: { email: T1, whatsapp: T2 } })).toEqual(['graph.nodes[0].contentSid']);
+    expect(warned({ ...onWhatsApp, contentSid: sid })).toEqual([]);
+    expect(warned({})).toEqual([]);
   });
 
   it('checkedGraph answers 422 validation_error with each bad node\'s path as a field', () => {

@@ -23,7 +23,8 @@ const NOT_NOW = { description: 'conflict: the campaign is not in a status that a
 export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, sending: CampaignSending): void {
   const detail = async (workspaceId: string, campaignId: string) => {
     const campaign = await campaigns.get(workspaceId, campaignId);
-    return campaignDetailView(campaign, await campaigns.countersOf(workspaceId, campaignId), new Date());
+    const [counters, skipped] = await Promise.all([campaigns.countersOf(workspaceId, campaignId), campaigns.skipped(campaign)]);
+    return campaignDetailView(campaign, counters, skipped, new Date());
   };
   const reply = async (campaign: { workspaceId: string; id: string }) => ok(await detail(campaign.workspaceId, campaign.id));
 
@@ -74,6 +75,16 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     bodyLimit: 'large',
     responses: { 200: { description: 'The draft', schema: CampaignDetailSchema }, 404: NOT_FOUND, 409: { description: 'Not a draft' } },
     handle: async ({ principal, params, body }) => reply(await campaigns.update(principal.workspaceId, params.id, body)),
+  });
+
+  routes.delete('/campaigns/:id', 'campaigns:write', {
+    summary: 'Delete a draft; a campaign scheduled, sending or sent stays (409; cancel stops one that has not finished)',
+    params: CampaignParams,
+    responses: { 204: { description: 'Deleted' }, 404: NOT_FOUND, 409: { description: 'conflict: not a draft' } },
+    handle: async ({ principal, params }) => {
+      await campaigns.remove(principal.workspaceId, params.id);
+      return { status: 204 };
+    },
   });
 
   routes.post('/campaigns/:id/estimate', 'campaigns:write', {

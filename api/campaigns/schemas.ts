@@ -3,6 +3,7 @@ import { MAILBOX_PATTERN, offset, SINGLE_LINE_PATTERN, text } from '../http/form
 import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { MAX_HOLDOUT_PERCENT } from '../../core/campaign-holdout';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns';
+import { CHANNELS } from '../../core/identities';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { AttachmentSourcesSchema } from '../http/attachment-source-schemas';
 
@@ -42,6 +43,29 @@ const draftFields = {
       "Each recipient gets the campaign at this time of day in their own zone (the contact's `timezone` attribute, an IANA name, " +
         "else the workspace's zone): the first such moment at or after the send time. null sends to everyone at once",
     ),
+  channel: z
+    .enum(CHANNELS)
+    .optional()
+    .describe(
+      'The preferred channel (email unless set). whatsapp and telegram need the workspace\'s integration (422 naming the field otherwise); ' +
+        'their message is text (or html as plain text), templateId (its channelText override, else its plain text), or (whatsapp) contentSid',
+    ),
+  fallbackChain: z
+    .array(z.enum(CHANNELS))
+    .max(2)
+    .optional()
+    .describe('Channels tried after `channel`, in order: each contact is sent on the first that reaches it when the campaign starts (docs/campaigns.md)'),
+  contentSid: z
+    .string()
+    .regex(/^HX[0-9a-fA-F]{32}$/)
+    .nullable()
+    .optional()
+    .describe('whatsapp: an approved Twilio content template, sent to every WhatsApp recipient whether or not they wrote within 24 hours'),
+  contentVariables: z
+    .record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), z.string().max(1024))
+    .nullable()
+    .optional()
+    .describe('whatsapp: the content template\'s variables ({"1": "Ann"})'),
   holdoutPercent: z
     .int()
     .min(0)
@@ -146,6 +170,16 @@ export const CampaignDetailSchema = CampaignSchema.extend({
   disableTracking: z.boolean(),
   disableUtm: z.boolean(),
   sendAtLocalTime: z.string().nullable(),
+  channel: z.enum(CHANNELS),
+  fallbackChain: z.array(z.enum(CHANNELS)),
+  contentSid: z.string().nullable(),
+  contentVariables: z.record(z.string(), z.string()).nullable(),
+  skipped: z
+    .object({
+      noReachableIdentity: z.int().nullable().describe('Members no channel of the campaign reaches (no address, opted out, suppressed), counted when it starts; null before'),
+      outsideWhatsAppWindow: z.int().describe('WhatsApp recipients of free-form content who had not written within 24 hours when their turn came'),
+    })
+    .describe('Members of the audience who got no message, by reason'),
   pausedReason: z.string().nullable().describe('Why the campaign paused itself (bounce or complaint rate); null for a pause by request'),
   failureReason: z.string().nullable(),
   startedAt: z.iso.datetime().nullable(),
@@ -161,9 +195,15 @@ export const CampaignEstimateSchema = z
   .object({
     estimate: z.object({
       listMembers: z.int().describe('Members of the list or segment'),
-      recipients: z.int().describe('Those the campaign sends to: a primary email identity, not opted out, not suppressed, not held out'),
+      recipients: z.int().describe('Those the campaign sends to: reached on one of its channels (a primary identity, not opted out, not suppressed), not held out'),
       heldOut: z.int().describe('Those it could reach but its holdout keeps out (the same people the send will hold out, if the audience stays as it is)'),
       excluded: z.int().describe('Members it cannot reach (listMembers − recipients − heldOut)'),
+      byChannel: z
+        .object({ email: z.int(), whatsapp: z.int(), telegram: z.int() })
+        .describe('The recipients by the channel each goes out on: the first of channel and fallbackChain that reaches the contact'),
+      noAddress: z
+        .int()
+        .describe('Members with no usable identity on any channel of the campaign (part of excluded): none, opted out, or (chat) not verified and opted in'),
       sample: z.array(z.string()).max(5),
     }),
     confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: an edit voids it'),

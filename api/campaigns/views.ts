@@ -27,7 +27,9 @@ export function campaignView(campaign: CampaignRecord, counters?: CampaignCounte
   };
 }
 
-export function campaignDetailView(campaign: CampaignRecord, counters: CampaignCounters, now: Date): z.infer<typeof CampaignDetailSchema> {
+type Skipped = z.infer<typeof CampaignDetailSchema>['skipped'];
+
+export function campaignDetailView(campaign: CampaignRecord, counters: CampaignCounters, skipped: Skipped, now: Date): z.infer<typeof CampaignDetailSchema> {
   const progress =
     campaign.recipientCount === null
       ? null
@@ -48,6 +50,11 @@ export function campaignDetailView(campaign: CampaignRecord, counters: CampaignC
     disableTracking: campaign.disableTracking,
     disableUtm: campaign.disableUtm,
     sendAtLocalTime: campaign.sendAtLocalTime,
+    channel: campaign.channel,
+    fallbackChain: campaign.fallbackChain,
+    contentSid: campaign.contentSid,
+    contentVariables: campaign.contentVariables,
+    skipped,
     pausedReason: campaign.pausedReason,
     failureReason: campaign.failureReason,
     startedAt: iso(campaign.startedAt),

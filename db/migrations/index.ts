@@ -30,6 +30,7 @@ import * as journeySkips from './0031-journey-skips';
 import * as suppressionDetail from './0033-suppression-detail';
 import * as providerBreakers from './0034-provider-breakers';
 import * as workerRegistry from './0035-worker-registry';
+import * as campaignChannels from './0037-campaign-channels';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -65,4 +66,5 @@ export const migrations = [
   { name: '0033-suppression-detail', ...suppressionDetail },
   { name: '0034-provider-breakers', ...providerBreakers },
   { name: '0035-worker-registry', ...workerRegistry },
+  { name: '0037-campaign-channels', ...campaignChannels },
 ];

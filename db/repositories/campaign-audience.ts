@@ -54,8 +54,10 @@ function campaignAudience(workspaceId: string, rules: AudienceRules, context: Au
   const joins: string[] = [];
   const usable: string[] = [];
   const reached: Array<{ channel: string; address: string; when: string }> = [];
+  const named = new Map<Channel, string>();
   channels.forEach((channel, n) => {
     const name = params.add(channel, 'text');
+    named.set(channel, name);
     const consent = channel === 'email' ? `i${n}.consent <> 'opted_out'` : `i${n}.verified AND i${n}.consent = 'opted_in'`;
     joins.push(`LEFT JOIN contact_identities i${n} ON i${n}.workspace_id = ${workspace} AND i${n}.contact_id = c.id AND i${n}.channel = ${name} AND i${n}.is_primary AND ${consent}
       LEFT JOIN suppressions s${n} ON s${n}.workspace_id = ${workspace} AND s${n}.channel = ${name} AND s${n}.address = i${n}.address`);
@@ -72,7 +74,18 @@ function campaignAudience(workspaceId: string, rules: AudienceRules, context: Au
     channel: `CASE ${reached.map((step) => `WHEN ${step.when} THEN ${step.channel}`).join(' ')} END`,
     address: `CASE ${reached.map((step) => `WHEN ${step.when} THEN ${step.address}`).join(' ')} END`,
     noAddress: `(${usable.join(' AND ')})`,
+    /** Each channel of the campaign with its bind parameter, to count by the chosen `channel`. */
+    named,
   };
+}
+
+/** A count per channel of the campaign (`on_<channel>`) of rows where `condition` holds; no new parameters. */
+function countsByChannel(named: Map<Channel, string>, channelColumn: string, condition: string): string {
+  return [...named].map(([channel, name]) => `count(*) FILTER (WHERE ${condition} AND ${channelColumn} = ${name}) AS on_${channel}`).join(', ');
+}
+
+function byChannelOf(row: Partial<Record<`on_${Channel}`, string>>): Record<Channel, number> {
+  return Object.fromEntries(CHANNELS.map((channel) => [channel, Number(row[`on_${channel}`] ?? 0)])) as Record<Channel, number>;
 }
 
 /** The audience's members alone, with bind parameters of their own. */
@@ -118,15 +131,13 @@ export async function estimateAudience(
 ): Promise<AudienceEstimate> {
   const audience = campaignAudience(workspaceId, rules, context, channels);
   const held = holdout && holdout.percent > 0 ? heldOutSql(audience.params.add(holdout.campaignId, 'uuid'), 'c.id', audience.params.add(holdout.percent, 'int')) : 'false';
-  const perChannel = CHANNELS.map(
-    (channel) => `count(*) FILTER (WHERE ${audience.eligible} AND NOT ${held} AND ${audience.channel} = ${audience.params.add(channel, 'text')}) AS on_${channel}`,
-  );
+  const perChannel = countsByChannel(audience.named, audience.channel, `${audience.eligible} AND NOT ${held}`);
   const [counted, sample] = await Promise.all([
     inAudienceSession(db, (transaction) =>
-      db.query<{ members: string; recipients: string; held_out: string; no_address: string } & Record<`on_${Channel}`, string>>(
+      db.query<{ members: string; recipients: string; held_out: string; no_address: string } & Partial<Record<`on_${Channel}`, string>>>(
         `SELECT count(*) AS members, count(*) FILTER (WHERE ${audience.eligible} AND NOT ${held}) AS recipients,
            count(*) FILTER (WHERE ${audience.eligible} AND ${held}) AS held_out, count(*) FILTER (WHERE ${audience.noAddress}) AS no_address,
-           ${perChannel.join(', ')}
+           ${perChannel}
          FROM ${audience.from} WHERE ${audience.where}`,
         { bind: audience.params.values, type: QueryTypes.SELECT, transaction },
       ),
@@ -143,7 +154,7 @@ export async function estimateAudience(
     members: Number(counted[0].members),
     recipients: Number(counted[0].recipients),
     heldOut: Number(counted[0].held_out),
-    byChannel: Object.fromEntries(CHANNELS.map((channel) => [channel, Number(counted[0][`on_${channel}`])])) as Record<Channel, number>,
+    byChannel: byChannelOf(counted[0]),
     noAddress: Number(counted[0].no_address),
     sample: sample.map((row) => row.address),
   };
@@ -210,15 +221,15 @@ export async function snapshotAudience(
        UNION ALL
        SELECT ${campaign}, -row_number() OVER (), ${audience.workspace}, h.id, h.address, h.channel, NULL::timestamptz, true FROM reached h WHERE h.held`;
   }
-  const perChannel = CHANNELS.map((channel) => `count(*) FILTER (WHERE NOT holdout AND channel = ${audience.params.add(channel, 'text')}) AS on_${channel}`);
-  const rows = await db.query<{ recipients: string; held_out: string } & Record<`on_${Channel}`, string>>(
+  const perChannel = countsByChannel(audience.named, 'channel', 'NOT holdout');
+  const rows = await db.query<{ recipients: string; held_out: string } & Partial<Record<`on_${Channel}`, string>>>(
     `WITH ${held ? `reached AS MATERIALIZED (SELECT ${columns}, ${held} AS held FROM ${audience.from} WHERE ${audience.where} AND ${audience.eligible}),` : ''}
      written AS (
        INSERT INTO campaign_recipients (campaign_id, position, workspace_id, contact_id, address, channel, send_after, holdout)
        ${select}
        RETURNING holdout, channel
      )
-     SELECT count(*) FILTER (WHERE NOT holdout) AS recipients, count(*) FILTER (WHERE holdout) AS held_out, ${perChannel.join(', ')} FROM written`,
+     SELECT count(*) FILTER (WHERE NOT holdout) AS recipients, count(*) FILTER (WHERE holdout) AS held_out, ${perChannel} FROM written`,
     { bind: audience.params.values, type: QueryTypes.SELECT, transaction },
   );
   const [counted] = await db.query<{ members: string }>(`SELECT count(*) AS members FROM contacts c WHERE ${memberCondition.sql}`, {
@@ -231,7 +242,7 @@ export async function snapshotAudience(
   return {
     recipients,
     heldOut,
-    byChannel: Object.fromEntries(CHANNELS.map((channel) => [channel, Number(rows[0][`on_${channel}`])])) as Record<Channel, number>,
+    byChannel: byChannelOf(rows[0]),
     unreachable: Number(counted.members) - recipients - heldOut,
   };
 }

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { createList, sendNow, waitForCampaign } from '../helpers/campaigns';
+import { customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
+import { type ChatStack, startChatStack } from '../helpers/chat-stack';
+import type { EmailStack } from '../helpers/email-stack';
+import { createTestWorkspace } from '../helpers/workspaces';
+import type { TelegramStandIn } from '../helpers/telegram-stand-in';
+import type { TwilioStandIn } from '../helpers/twilio-stand-in';
+
+// Campaigns on WhatsApp and Telegram, through the real stack: the API, the campaign workflow on Temporal,
+// the outbox and the chat deliveries, against the Twilio and Bot API stand-ins.
+const CONTENT_SID = 'HX0123456789abcdef0123456789abcdef';
+
+type Body = Record<string, unknown>;
+type Call = ReturnType<EmailStack['api']['as']>;
+
+let chat: ChatStack;
+let stack: EmailStack;
+let twilio: TwilioStandIn;
+let telegram: TelegramStandIn;
+
+beforeAll(async () => {
+  chat = await startChatStack();
+  ({ stack, twilio, telegram } = chat);
+});
+afterAll(() => chat?.close());
+
+jest.setTimeout(120_000);
+
+const chatId = () => String(200_000 + Math.floor(Math.random() * 1_000_000_000));
+
+type Identity = { channel: 'email' | 'whatsapp' | 'telegram'; address: string };
+
+/** A contact with these primary identities (verified and opted in, as chat marketing needs), on the list. */
+async function contactOn(call: Call, listId: string, identities: Identity[]): Promise<string> {
+  const created = await call('POST', '/contacts', {
+    identities: identities.map((identity) => ({ ...identity, consent: 'opted_in', verified: true, isPrimary: true })),
+  });
+  expect(created.status).toBe(201);
+  const id = (created.body as { id: string }).id;
+  expect((await call('POST', `/lists/${listId}/contacts`, { contactIds: [id] })).status).toBeLessThan(300);
+  return id;
+}
+
+const twilioSendsTo = (number: string) => twilio.sends().filter((request) => request.params.To === `whatsapp:${number}`);
+const telegramSendsTo = (chat: string) => telegram.requests.filter((request) => request.method === 'sendMessage' && String(request.params.chat_id) === chat);
+
+describe('chat channels in campaigns', () => {
+  it('WhatsApp content template with a Telegram fallback → the estimate counts each channel; each contact gets it on the first channel that reaches it; the unreachable one is counted as skipped', async () => {
+    const { call } = await createTestWorkspace(stack, { plan: 'pro', domain: true, whatsapp: twilio, telegram });
+    const listId = await createList(call);
+    const [onWhatsApp, onBoth] = [newCustomerNumber(), newCustomerNumber()];
+    const [onTelegram, alsoTelegram] = [chatId(), chatId()];
+    await contactOn(call, listId, [{ channel: 'whatsapp', address: onWhatsApp }]);
+    await contactOn(call, listId, [{ channel: 'telegram', address: onTelegram }]);
+    await contactOn(call, listId, [{ channel: 'whatsapp', address: onBoth }, { channel: 'telegram', address: alsoTelegram }]);
+    await contactOn(call, listId, [{ channel: 'email', address: `email-only-${randomUUID()}@example.org` }]);
+
+    const created = await call('POST', '/campaigns', {
+      name: 'Sale', listId, channel: 'whatsapp', fallbackChain: ['telegram'], contentSid: CONTENT_SID, contentVariables: { 1: 'Ann' }, text: 'Sale today',
+    });
+    expect(created).toMatchObject({ status: 201, body: { channel: 'whatsapp', fallbackChain: ['telegram'], contentSid: CONTENT_SID, skipped: { noReachableIdentity: null } } });
+    const id = (created.body as { id: string }).id;
+    const estimate = await call('POST', `/campaigns/${id}/estimate`);
+    expect(estimate.body).toMatchObject({
+      estimate: { listMembers: 4, recipients: 3, excluded: 1, noAddress: 1, byChannel: { email: 0, whatsapp: 2, telegram: 1 } },
+    });
+
+    expect(await sendNow(call, id)).toMatchObject({ status: 202, body: { recipients: 3 } });
+    const detail = await waitForCampaign(call, id, ['sent', 'failed']);
+    expect(detail).toMatchObject({ status: 'sent', recipientCount: 3, skipped: { noReachableIdentity: 1, outsideWhatsAppWindow: 0 } });
+
+    for (const number of [onWhatsApp, onBoth]) {
+      expect(twilioSendsTo(number)).toEqual([expect.objectContaining({ params: expect.objectContaining({ ContentSid: CONTENT_SID, ContentVariables: '{"1":"Ann"}' }) })]);
+    }
+    expect(telegramSendsTo(onTelegram)).toEqual([expect.objectContaining({ params: expect.objectContaining({ text: 'Sale today' }) })]);
+    expect(telegramSendsTo(alsoTelegram)).toEqual([]);
+    const usage = (await call('GET', '/usage')).body as { messages: Body };
+    expect(usage.messages).toMatchObject({ byChannel: { email: 0, whatsapp: 2, telegram: 1 }, byKind: expect.objectContaining({ campaign: 3 }) });
+  });
+
+  it('free-form WhatsApp text → the contact who wrote within 24 hours gets it; the one who did not is skipped with outside_whatsapp_window and its quota unit given back', async () => {
+    const { call, workspaceId, twilio: account } = await createTestWorkspace(stack, { plan: 'pro', whatsapp: twilio });
+    const listId = await createList(call);
+    const [wrote, silent] = [newCustomerNumber(), newCustomerNumber()];
+    await contactOn(call, listId, [{ channel: 'whatsapp', address: wrote }]);
+    await contactOn(call, listId, [{ channel: 'whatsapp', address: silent }]);
+    await customerWrites(stack.api, twilio, workspaceId, account.authToken, wrote);
+
+    const created = await call('POST', '/campaigns', { name: 'Back in stock', listId, channel: 'whatsapp', html: '<p>Back <b>in stock</b></p>' });
+    const id = (created.body as { id: string }).id;
+    expect(await sendNow(call, id)).toMatchObject({ status: 202, body: { recipients: 2 } });
+    const detail = await waitForCampaign(call, id, ['sent', 'failed']);
+    expect(detail).toMatchObject({ status: 'sent', recipientCount: 2, skipped: { noReachableIdentity: 0, outsideWhatsAppWindow: 1 } });
+
+    expect(twilioSendsTo(wrote)).toEqual([expect.objectContaining({ params: expect.objectContaining({ Body: 'Back in stock' }) })]);
+    expect(twilioSendsTo(silent)).toEqual([]);
+    const usage = (await call('GET', '/usage')).body as { messages: Body };
+    expect(usage.messages).toMatchObject({ used: 1, byChannel: { email: 0, whatsapp: 1, telegram: 0 } });
+  });
+
+  it('a chat channel the workspace has no integration for → 422 naming channel or fallbackChain at create; an integration deleted after → 422 naming channel at send', async () => {
+    const bare = await createTestWorkspace(stack, { plan: 'pro' });
+    const listId = await createList(bare.call);
+    expect(await bare.call('POST', '/campaigns', { name: 'T', listId, channel: 'telegram', text: 'Hi' })).toMatchObject({
+      status: 422,
+      body: { error: { fieldErrors: { channel: [expect.stringContaining('PUT /integrations/telegram')] } } },
+    });
+    expect(await bare.call('POST', '/campaigns', { name: 'T', listId, channel: 'email', fallbackChain: ['whatsapp'], text: 'Hi' })).toMatchObject({
+      status: 422,
+      body: { error: { fieldErrors: { fallbackChain: [expect.stringContaining('PUT /integrations/twilio')] } } },
+    });
+    const draft = await bare.call('POST', '/campaigns', { name: 'T', listId, text: 'Hi' });
+    expect(await bare.call('PATCH', `/campaigns/${(draft.body as { id: string }).id}`, { channel: 'whatsapp' })).toMatchObject({
+      status: 422,
+      body: { error: { fieldErrors: { channel: [expect.any(String)] } } },
+    });
+
+    const { call } = await createTestWorkspace(stack, { plan: 'pro', telegram });
+    const list = await createList(call);
+    await contactOn(call, list, [{ channel: 'telegram', address: chatId() }]);
+    const created = await call('POST', '/campaigns', { name: 'T', listId: list, channel: 'telegram', text: 'Hi' });
+    expect(created.status).toBe(201);
+    expect((await call('DELETE', '/integrations/telegram')).status).toBeLessThan(300);
+    expect(await sendNow(call, (created.body as { id: string }).id)).toMatchObject({
+      status: 422,
+      body: { error: { fieldErrors: { channel: [expect.stringContaining('PUT /integrations/telegram')] } } },
+    });
+  });
+});
+
+describe('DELETE /campaigns/:id', () => {
+  it('a draft → 204 and it is gone; a scheduled one → 409 conflict and it stays; another workspace\'s → 404', async () => {
+    const { call, domain } = await createTestWorkspace(stack, { plan: 'pro', domain: true });
+    const listId = await createList(call);
+    const draft = ((await call('POST', '/campaigns', { name: 'Draft', listId, fromAddress: `a@${domain}`, subject: 'S', text: 'T' })).body as { id: string }).id;
+    const other = await createTestWorkspace(stack, { plan: 'pro' });
+    expect(await other.call('DELETE', `/campaigns/${draft}`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    expect((await call('GET', `/campaigns/${draft}`)).status).toBe(200);
+
+    const deleted = await call('DELETE', `/campaigns/${draft}`);
+    expect(deleted.status).toBe(204);
+    expect(await call('GET', `/campaigns/${draft}`)).toMatchObject({ status: 404 });
+    expect(await call('DELETE', `/campaigns/${draft}`)).toMatchObject({ status: 404 });
+
+    const scheduled = ((await call('POST', '/campaigns', { name: 'Later', listId, fromAddress: `a@${domain}`, subject: 'S', text: 'T' })).body as { id: string }).id;
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    expect(await call('POST', `/campaigns/${scheduled}/send`, { scheduledAt: tomorrow })).toMatchObject({ status: 202, body: { status: 'scheduled' } });
+    expect(await call('DELETE', `/campaigns/${scheduled}`)).toMatchObject({ status: 409, body: { error: 'conflict', message: expect.stringContaining('scheduled') } });
+    expect(await call('GET', `/campaigns/${scheduled}`)).toMatchObject({ status: 200, body: { status: 'scheduled' } });
+    expect(await call('POST', `/campaigns/${scheduled}/cancel`)).toMatchObject({ status: 200, body: { status: 'canceled' } });
+    expect(await call('DELETE', `/campaigns/${scheduled}`)).toMatchObject({ status: 409 });
+  });
+});

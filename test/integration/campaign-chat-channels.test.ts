@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createList, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { customerWrites, newCustomerNumber } from '../helpers/chat-workspaces';
-import { type ChatStack, startChatStack } from '../helpers/chat-stack';
+import { QueryTypes } from 'sequelize';
+import { type ChatStack, PUBLIC_BASE_URL, startChatStack } from '../helpers/chat-stack';
 import type { EmailStack } from '../helpers/email-stack';
 import { createTestWorkspace } from '../helpers/workspaces';
 import type { TelegramStandIn } from '../helpers/telegram-stand-in';
@@ -68,7 +69,7 @@ describe('chat channels in campaigns', () => {
 
     expect(await sendNow(call, id)).toMatchObject({ status: 202, body: { recipients: 3 } });
     const detail = await waitForCampaign(call, id, ['sent', 'failed']);
-    expect(detail).toMatchObject({ status: 'sent', recipientCount: 3, skipped: { noReachableIdentity: 1, outsideWhatsAppWindow: 0 } });
+    expect(detail).toMatchObject({ status: 'sent', recipientCount: 3, skipped: { noReachableIdentity: 1, outsideWhatsAppWindow: 0 }, progress: { sent: 3, failed: 0 } });
 
     for (const number of [onWhatsApp, onBoth]) {
       expect(twilioSendsTo(number)).toEqual([expect.objectContaining({ params: expect.objectContaining({ ContentSid: CONTENT_SID, ContentVariables: '{"1":"Ann"}' }) })]);
@@ -97,6 +98,21 @@ describe('chat channels in campaigns', () => {
     expect(twilioSendsTo(silent)).toEqual([]);
     const usage = (await call('GET', '/usage')).body as { messages: Body };
     expect(usage.messages).toMatchObject({ used: 1, byChannel: { email: 0, whatsapp: 1, telegram: 0 } });
+
+    // Twilio's delivered and read callbacks move the campaign's metrics as email's events do.
+    const [sent] = await stack.api.db.query<{ id: string; provider_message_id: string }>(
+      'SELECT id, provider_message_id FROM messages WHERE workspace_id = $1 AND campaign_id = $2',
+      { bind: [workspaceId, id], type: QueryTypes.SELECT },
+    );
+    expect(await call('GET', `/messages/${sent.id}`)).toMatchObject({ status: 200, body: { channel: 'whatsapp', kind: 'campaign', campaignId: id, to: wrote } });
+    const path = `/callbacks/twilio/${workspaceId}/status`;
+    for (const status of ['delivered', 'read']) {
+      expect(await twilio.callback({
+        postTo: `${stack.api.url}${path}`, signedUrl: `${PUBLIC_BASE_URL}${path}`, authToken: account.authToken,
+        params: { MessageSid: sent.provider_message_id, MessageStatus: status },
+      })).toBe(200);
+    }
+    expect((await call('GET', `/campaigns/${id}`)).body).toMatchObject({ metrics: { recipients: 2, delivered: 1, uniqueOpens: 1, openRate: 1 } });
   });
 
   it('a chat channel the workspace has no integration for → 422 naming channel or fallbackChain at create; an integration deleted after → 422 naming channel at send', async () => {

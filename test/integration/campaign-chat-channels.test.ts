@@ -21,7 +21,8 @@ let twilio: TwilioStandIn;
 let telegram: TelegramStandIn;
 
 beforeAll(async () => {
-  chat = await startChatStack();
+  // Telegram paced at 10/s, so a campaign of 60 is still sending when the cancel test acts.
+  chat = await startChatStack({ TELEGRAM_RATE_PER_SECOND: '10' });
   ({ stack, twilio, telegram } = chat);
 });
 afterAll(() => chat?.close());
@@ -142,6 +143,44 @@ describe('chat channels in campaigns', () => {
       status: 422,
       body: { error: { fieldErrors: { channel: [expect.stringContaining('PUT /integrations/telegram')] } } },
     });
+  });
+
+  it('cancel while a Telegram campaign sends → its waiting messages become canceled and their quota is given back on telegram', async () => {
+    const { call, workspaceId, bot } = await createTestWorkspace(stack, { plan: 'pro', telegram });
+    const listId = await createList(call);
+    const chats = Array.from({ length: 60 }, () => chatId());
+    const contacts = chats.map(() => randomUUID());
+    await stack.api.db.query('INSERT INTO contacts (id, workspace_id) SELECT unnest($1::uuid[]), $2', { bind: [contacts, workspaceId] });
+    await stack.api.db.query(
+      `INSERT INTO contact_identities (workspace_id, channel, address, contact_id, consent, verified, is_primary)
+       SELECT $1, 'telegram', address, contact_id, 'opted_in', true, true FROM unnest($2::text[], $3::uuid[]) AS i (address, contact_id)`,
+      { bind: [workspaceId, chats, contacts] },
+    );
+    await stack.api.db.query('INSERT INTO list_members (workspace_id, list_id, contact_id) SELECT $1, $2, unnest($3::uuid[])', { bind: [workspaceId, listId, contacts] });
+    const sentToBot = () => telegram.requests.filter((request) => request.method === 'sendMessage' && request.token === bot.token).length;
+
+    const id = ((await call('POST', '/campaigns', { name: 'Flash', listId, channel: 'telegram', text: 'Flash sale' })).body as { id: string }).id;
+    expect(await sendNow(call, id)).toMatchObject({ status: 202, body: { recipients: 60 } });
+    for (const deadline = Date.now() + 30_000; sentToBot() < 3 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await call('POST', `/campaigns/${id}/cancel`)).toMatchObject({ status: 200, body: { status: 'canceled' } });
+
+    const outcome = async () => {
+      const rows = await stack.api.db.query<{ status: string; n: string }>(
+        'SELECT status, count(*) AS n FROM messages WHERE workspace_id = $1 AND campaign_id = $2 GROUP BY status',
+        { bind: [workspaceId, id], type: QueryTypes.SELECT },
+      );
+      return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+    };
+    let statuses = await outcome();
+    for (const deadline = Date.now() + 30_000; ((statuses.sending ?? 0) > 0 || (statuses.queued ?? 0) > 0) && Date.now() < deadline; statuses = await outcome()) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const canceled = (statuses.canceled ?? 0) + 60 - Object.values(statuses).reduce((sum, n) => sum + n, 0);
+    expect(statuses.sent).toBeGreaterThanOrEqual(3);
+    expect(statuses.sent).toBe(sentToBot());
+    expect(canceled).toBe(60 - statuses.sent);
+    const usage = (await call('GET', '/usage')).body as { messages: Body };
+    expect(usage.messages).toMatchObject({ used: statuses.sent, byChannel: { email: 0, whatsapp: 0, telegram: statuses.sent } });
   });
 });
 

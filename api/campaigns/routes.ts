@@ -46,7 +46,10 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     bodyLimit: 'large',
     responses: {
       201: { description: 'The draft', schema: CampaignDetailSchema },
-      422: { description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused', schema: InputErrorSchema },
+      422: {
+        description: 'Invalid fields, an unknown list or segment, a chat channel without its integration (channel or fallbackChain), template_not_found, an attachment refused',
+        schema: InputErrorSchema,
+      },
     },
     handle: async ({ principal, body }) => {
       const campaign = await campaigns.create(principal.workspaceId, body);
@@ -73,7 +76,12 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     params: CampaignParams,
     body: UpdateCampaignBody,
     bodyLimit: 'large',
-    responses: { 200: { description: 'The draft', schema: CampaignDetailSchema }, 404: NOT_FOUND, 409: { description: 'Not a draft' } },
+    responses: {
+      200: { description: 'The draft', schema: CampaignDetailSchema },
+      404: NOT_FOUND,
+      409: { description: 'Not a draft' },
+      422: { description: 'Invalid fields, as for POST /campaigns', schema: InputErrorSchema },
+    },
     handle: async ({ principal, params, body }) => reply(await campaigns.update(principal.workspaceId, params.id, body)),
   });
 
@@ -91,7 +99,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     cost: 'heavy',
     summary: 'Who the campaign reaches now, with the confirmation token an immediate send needs',
     params: CampaignParams,
-    responses: { 200: { description: 'The estimate', schema: CampaignEstimateSchema }, 404: NOT_FOUND, 422: { description: 'No list or segment' } },
+    responses: { 200: { description: 'The estimate', schema: CampaignEstimateSchema }, 404: NOT_FOUND, 422: { description: 'No list or segment, or a chat channel of the campaign without its integration (fieldErrors name the field)' } },
     handle: async ({ principal, params }) => ok(await campaigns.estimate(principal.workspaceId, params.id, new Date())),
   });
 
@@ -106,7 +114,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
       403: { description: 'domain_not_verified' },
       404: NOT_FOUND,
       409: { description: 'Not a draft' },
-      422: { description: 'confirmation_required, confirmation_invalid, or the draft is incomplete (fieldErrors)' },
+      422: { description: 'confirmation_required, confirmation_invalid, or the draft is incomplete or a chat channel has no integration (fieldErrors)' },
       503: { description: 'The background workers cannot be reached; the campaign stays a draft' },
     },
     handle: async ({ principal, params, body }) => ({ status: 202, body: await sending.send(principal, params.id, body, new Date()) }),

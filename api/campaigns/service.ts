@@ -181,12 +181,14 @@ export async function updateCampaign(deps: CampaignServiceDeps, workspaceId: str
 }
 
 /**
- * Who the campaign would reach now, and a confirmation token for the campaign at this revision (valid
+ * Who the campaign would reach now (422 naming the field when a chat channel of it has no integration), and a confirmation token for the campaign at this revision (valid
  * ten minutes): what an immediate send must present.
  */
 export async function estimateCampaign(deps: CampaignServiceDeps, workspaceId: string, campaignId: string, now: Date) {
   const { db } = deps;
   const campaign = await getCampaign(deps, workspaceId, campaignId);
+  // No token for a campaign that could not go: an integration deleted since the draft was saved.
+  await checkChannels(db, workspaceId, campaign);
   const audience = await resolveAudience(db, workspaceId, campaign, now);
   if ('missing' in audience) throw missingAudience(audience.missing);
   const estimate = await estimateAudience(

@@ -116,7 +116,7 @@ describe('chat channels in campaigns', () => {
     expect((await call('GET', `/campaigns/${id}`)).body).toMatchObject({ metrics: { recipients: 2, delivered: 1, uniqueOpens: 1, openRate: 1 } });
   });
 
-  it('a chat channel the workspace has no integration for → 422 naming channel or fallbackChain at create; an integration deleted after → 422 naming channel at send', async () => {
+  it('a chat channel the workspace has no integration for → 422 naming channel or fallbackChain at create; an integration deleted after → 422 naming channel at estimate and send, and it stays a draft', async () => {
     const bare = await createTestWorkspace(stack, { plan: 'pro' });
     const listId = await createList(bare.call);
     expect(await bare.call('POST', '/campaigns', { name: 'T', listId, channel: 'telegram', text: 'Hi' })).toMatchObject({
@@ -138,11 +138,13 @@ describe('chat channels in campaigns', () => {
     await contactOn(call, list, [{ channel: 'telegram', address: chatId() }]);
     const created = await call('POST', '/campaigns', { name: 'T', listId: list, channel: 'telegram', text: 'Hi' });
     expect(created.status).toBe(201);
+    const id = (created.body as { id: string }).id;
+    const { confirmationToken } = (await call('POST', `/campaigns/${id}/estimate`)).body as { confirmationToken: string };
     expect((await call('DELETE', '/integrations/telegram')).status).toBeLessThan(300);
-    expect(await sendNow(call, (created.body as { id: string }).id)).toMatchObject({
-      status: 422,
-      body: { error: { fieldErrors: { channel: [expect.stringContaining('PUT /integrations/telegram')] } } },
-    });
+    const refused = { status: 422, body: { error: { fieldErrors: { channel: [expect.stringContaining('PUT /integrations/telegram')] } } } };
+    expect(await call('POST', `/campaigns/${id}/estimate`)).toMatchObject(refused);
+    expect(await call('POST', `/campaigns/${id}/send`, { confirmationToken })).toMatchObject(refused);
+    expect(await call('GET', `/campaigns/${id}`)).toMatchObject({ status: 200, body: { status: 'draft' } });
   });
 
   it('cancel while a Telegram campaign sends → its waiting messages become canceled and their quota is given back on telegram', async () => {

@@ -154,6 +154,7 @@ export const CampaignSchema = z
     completedAt: z.iso.datetime().nullable(),
     recipientCount: z.int().describe('Recipients of the audience snapshot sent to, the holdout left out (0 before it is taken)'),
     holdoutPercent: z.int().describe('Percent of the audience held out of the send (0: none)'),
+    channel: z.enum(CHANNELS).describe('The preferred channel; fallbackChain (on the detail) the ones tried after it'),
     createdAt: z.iso.datetime(),
     metrics: CampaignMetricsSummarySchema.nullable().optional().describe('With ?metrics=1 (always on a single campaign); null without messages'),
   })
@@ -170,7 +171,6 @@ export const CampaignDetailSchema = CampaignSchema.extend({
   disableTracking: z.boolean(),
   disableUtm: z.boolean(),
   sendAtLocalTime: z.string().nullable(),
-  channel: z.enum(CHANNELS),
   fallbackChain: z.array(z.enum(CHANNELS)),
   contentSid: z.string().nullable(),
   contentVariables: z.record(z.string(), z.string()).nullable(),

@@ -22,6 +22,7 @@ export function campaignView(campaign: CampaignRecord, counters?: CampaignCounte
     completedAt: iso(campaign.completedAt),
     recipientCount: campaign.recipientCount ?? 0,
     holdoutPercent: campaign.holdoutPercent,
+    channel: campaign.channel,
     createdAt: campaign.createdAt.toISOString(),
     ...(counters && { metrics: metricsOf(campaign, counters) }),
   };
@@ -50,7 +51,6 @@ export function campaignDetailView(campaign: CampaignRecord, counters: CampaignC
     disableTracking: campaign.disableTracking,
     disableUtm: campaign.disableUtm,
     sendAtLocalTime: campaign.sendAtLocalTime,
-    channel: campaign.channel,
     fallbackChain: campaign.fallbackChain,
     contentSid: campaign.contentSid,
     contentVariables: campaign.contentVariables,

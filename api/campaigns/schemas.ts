@@ -53,8 +53,9 @@ const draftFields = {
   fallbackChain: z
     .array(z.enum(CHANNELS))
     .max(2)
+    .meta({ uniqueItems: true })
     .optional()
-    .describe('Channels tried after `channel`, in order: each contact is sent on the first that reaches it when the campaign starts (docs/campaigns.md)'),
+    .describe('Channels tried after `channel`, in order, each once and not `channel` itself: each contact is sent on the first that reaches it when the campaign starts (docs/campaigns.md)'),
   contentSid: z
     .string()
     .regex(/^HX[0-9a-fA-F]{32}$/)
@@ -84,15 +85,20 @@ const oneAudience = {
   bothGiven: { required: ['listId', 'segmentId'], properties: { listId: { type: 'string' }, segmentId: { type: 'string' } } },
 };
 
+/** What the schema cannot say, answered 422 naming the field (the SendMessage document does the same). */
+const CHANNEL_RULES =
+  'Not expressed here, answered 422 naming the field: each chat channel of `channel` and `fallbackChain` needs the workspace\'s integration; ' +
+  '`fallbackChain` may not repeat `channel`; `contentSid` only with whatsapp among the channels.';
+
 export const CreateCampaignBody = z
   .object({ name: text(200), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'CreateCampaign', not: oneAudience.bothGiven });
+  .meta({ id: 'CreateCampaign', not: oneAudience.bothGiven, description: CHANNEL_RULES });
 
 export const UpdateCampaignBody = z
   .object({ name: text(200).optional(), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'UpdateCampaign', not: oneAudience.bothGiven });
+  .meta({ id: 'UpdateCampaign', not: oneAudience.bothGiven, description: CHANNEL_RULES });
 
 export type CreateCampaignInput = z.infer<typeof CreateCampaignBody>;
 export type UpdateCampaignInput = z.infer<typeof UpdateCampaignBody>;

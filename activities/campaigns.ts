@@ -107,7 +107,7 @@ export function createCampaignActivities({ db, settings }: CampaignActivityDeps)
         // Whole pages only (or the last, shorter one): a row at a time as sends free the window would cost a statement each.
         if (left > 0 && size >= Math.min(settings.page, left)) {
           // With a local send time, only the recipients already due: the rest wait for their moment.
-          const page = await acceptCampaignPage(db, workspaceId, campaignId, { after: cursor, upTo: cursor + size }, state.localTime);
+          const page = await acceptCampaignPage(db, workspaceId, campaignId, { after: cursor, upTo: cursor + size }, state);
           if (page.upTo > cursor) {
             if (page.sending) cursor = page.upTo;
             if (Date.now() < deadline) continue;

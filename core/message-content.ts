@@ -66,8 +66,8 @@ export const EmailContentSchema = z.object({
 export type EmailContent = z.infer<typeof EmailContentSchema>;
 
 /** Whether a message carries the one-click unsubscribe (headers and `{{ unsubscribe_url }}`): marketing mail always, transactional mail when asked. */
-export function carriesUnsubscribe(kind: string, content: Pick<EmailContent, 'listUnsubscribe'>): boolean {
-  return isMarketing(kind) || content.listUnsubscribe;
+export function carriesUnsubscribe(kind: string, content: { listUnsubscribe?: boolean }): boolean {
+  return isMarketing(kind) || content.listUnsubscribe === true;
 }
 
 /**
@@ -77,7 +77,7 @@ export function carriesUnsubscribe(kind: string, content: Pick<EmailContent, 'li
  * link. Any other transactional content goes out as written, so braces in a body that never asked to be
  * personalized (a code sample) stay literal.
  */
-export function personalized(kind: string, content: Pick<EmailContent, 'listUnsubscribe' | 'variables'>): boolean {
+export function personalized(kind: string, content: { listUnsubscribe?: boolean; variables?: Record<string, unknown> }): boolean {
   return carriesUnsubscribe(kind, content) || content.variables !== undefined;
 }
 export type EmailContentInput = z.input<typeof EmailContentSchema>;

@@ -23,7 +23,8 @@ const NOT_NOW = { description: 'conflict: the campaign is not in a status that a
 export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, sending: CampaignSending): void {
   const detail = async (workspaceId: string, campaignId: string) => {
     const campaign = await campaigns.get(workspaceId, campaignId);
-    return campaignDetailView(campaign, await campaigns.countersOf(workspaceId, campaignId), new Date());
+    const [counters, skipped] = await Promise.all([campaigns.countersOf(workspaceId, campaignId), campaigns.skipped(campaign)]);
+    return campaignDetailView(campaign, counters, skipped, new Date());
   };
   const reply = async (campaign: { workspaceId: string; id: string }) => ok(await detail(campaign.workspaceId, campaign.id));
 
@@ -46,7 +47,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     responses: {
       201: { description: 'The draft', schema: CampaignDetailSchema },
       422: {
-        description: 'Invalid fields, an unknown list or segment, template_not_found, an attachment refused, template_invalid (subject, html or text does not parse)',
+        description: 'Invalid fields, an unknown list or segment, a chat channel without its integration (channel or fallbackChain), template_not_found, an attachment refused, template_invalid (subject, html or text does not parse)',
         schema: InputErrorSchema,
       },
     },
@@ -75,15 +76,30 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
     params: CampaignParams,
     body: UpdateCampaignBody,
     bodyLimit: 'large',
-    responses: { 200: { description: 'The draft', schema: CampaignDetailSchema }, 404: NOT_FOUND, 409: { description: 'Not a draft' } },
+    responses: {
+      200: { description: 'The draft', schema: CampaignDetailSchema },
+      404: NOT_FOUND,
+      409: { description: 'Not a draft' },
+      422: { description: 'Invalid fields, as for POST /campaigns', schema: InputErrorSchema },
+    },
     handle: async ({ principal, params, body }) => reply(await campaigns.update(principal.workspaceId, params.id, body)),
+  });
+
+  routes.delete('/campaigns/:id', 'campaigns:write', {
+    summary: 'Delete a draft; a campaign scheduled, sending or sent stays (409; cancel stops one that has not finished)',
+    params: CampaignParams,
+    responses: { 204: { description: 'Deleted' }, 404: NOT_FOUND, 409: { description: 'conflict: not a draft' } },
+    handle: async ({ principal, params }) => {
+      await campaigns.remove(principal.workspaceId, params.id);
+      return { status: 204 };
+    },
   });
 
   routes.post('/campaigns/:id/estimate', 'campaigns:write', {
     cost: 'heavy',
     summary: 'Who the campaign reaches now, with the confirmation token an immediate send needs',
     params: CampaignParams,
-    responses: { 200: { description: 'The estimate', schema: CampaignEstimateSchema }, 404: NOT_FOUND, 422: { description: 'No list or segment' } },
+    responses: { 200: { description: 'The estimate', schema: CampaignEstimateSchema }, 404: NOT_FOUND, 422: { description: 'No list or segment, or a chat channel of the campaign without its integration (fieldErrors name the field)' } },
     handle: async ({ principal, params }) => ok(await campaigns.estimate(principal.workspaceId, params.id, new Date())),
   });
 
@@ -98,7 +114,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
       403: { description: 'domain_not_verified' },
       404: NOT_FOUND,
       409: { description: 'Not a draft' },
-      422: { description: 'confirmation_required, confirmation_invalid, the draft is incomplete (fieldErrors), or template_invalid (its content does not parse)' },
+      422: { description: 'confirmation_required, confirmation_invalid, the draft is incomplete or a chat channel has no integration (fieldErrors), or template_invalid (its content does not parse)' },
       503: { description: 'The background workers cannot be reached; the campaign stays a draft' },
     },
     handle: async ({ principal, params, body }) => ({ status: 202, body: await sending.send(principal, params.id, body, new Date()) }),

@@ -3,6 +3,7 @@ import { MAILBOX_PATTERN, offset, SINGLE_LINE_PATTERN, text } from '../http/form
 import { MAX_MAILBOX_CHARS } from '../../core/addresses';
 import { MAX_HOLDOUT_PERCENT } from '../../core/campaign-holdout';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns';
+import { CHANNELS } from '../../core/identities';
 import { TEMPLATE_LIMITS } from '../../core/templates/content';
 import { AttachmentSourcesSchema } from '../http/attachment-source-schemas';
 
@@ -49,6 +50,30 @@ const draftFields = {
       "Each recipient gets the campaign at this time of day in their own zone (the contact's `timezone` attribute, an IANA name, " +
         "else the workspace's zone): the first such moment at or after the send time. null sends to everyone at once",
     ),
+  channel: z
+    .enum(CHANNELS)
+    .optional()
+    .describe(
+      'The preferred channel (email unless set). whatsapp and telegram need the workspace\'s integration (422 naming the field otherwise); ' +
+        'their message is text (or html as plain text), templateId (its channelText override, else its plain text), or (whatsapp) contentSid',
+    ),
+  fallbackChain: z
+    .array(z.enum(CHANNELS))
+    .max(2)
+    .meta({ uniqueItems: true })
+    .optional()
+    .describe('Channels tried after `channel`, in order, each once and not `channel` itself: each contact is sent on the first that reaches it when the campaign starts (docs/campaigns.md)'),
+  contentSid: z
+    .string()
+    .regex(/^HX[0-9a-fA-F]{32}$/)
+    .nullable()
+    .optional()
+    .describe('whatsapp: an approved Twilio content template, sent to every WhatsApp recipient whether or not they wrote within 24 hours'),
+  contentVariables: z
+    .record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/), z.string().max(1024))
+    .nullable()
+    .optional()
+    .describe('whatsapp: the content template\'s variables ({"1": "Ann"})'),
   holdoutPercent: z
     .int()
     .min(0)
@@ -67,15 +92,20 @@ const oneAudience = {
   bothGiven: { required: ['listId', 'segmentId'], properties: { listId: { type: 'string' }, segmentId: { type: 'string' } } },
 };
 
+/** What the schema cannot say, answered 422 naming the field (the SendMessage document does the same). */
+const CHANNEL_RULES =
+  'Not expressed here, answered 422 naming the field: each chat channel of `channel` and `fallbackChain` needs the workspace\'s integration; ' +
+  '`fallbackChain` may not repeat `channel`; `contentSid` only with whatsapp among the channels.';
+
 export const CreateCampaignBody = z
   .object({ name: text(200), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'CreateCampaign', not: oneAudience.bothGiven });
+  .meta({ id: 'CreateCampaign', not: oneAudience.bothGiven, description: CHANNEL_RULES });
 
 export const UpdateCampaignBody = z
   .object({ name: text(200).optional(), ...draftFields })
   .refine(oneAudience.check, oneAudience.message)
-  .meta({ id: 'UpdateCampaign', not: oneAudience.bothGiven });
+  .meta({ id: 'UpdateCampaign', not: oneAudience.bothGiven, description: CHANNEL_RULES });
 
 export type CreateCampaignInput = z.infer<typeof CreateCampaignBody>;
 export type UpdateCampaignInput = z.infer<typeof UpdateCampaignBody>;
@@ -137,6 +167,7 @@ export const CampaignSchema = z
     completedAt: z.iso.datetime().nullable(),
     recipientCount: z.int().describe('Recipients of the audience snapshot sent to, the holdout left out (0 before it is taken)'),
     holdoutPercent: z.int().describe('Percent of the audience held out of the send (0: none)'),
+    channel: z.enum(CHANNELS).describe('The preferred channel; fallbackChain (on the detail) the ones tried after it'),
     createdAt: z.iso.datetime(),
     metrics: CampaignMetricsSummarySchema.nullable().optional().describe('With ?metrics=1 (always on a single campaign); null without messages'),
   })
@@ -153,6 +184,15 @@ export const CampaignDetailSchema = CampaignSchema.extend({
   disableTracking: z.boolean(),
   disableUtm: z.boolean(),
   sendAtLocalTime: z.string().nullable(),
+  fallbackChain: z.array(z.enum(CHANNELS)),
+  contentSid: z.string().nullable(),
+  contentVariables: z.record(z.string(), z.string()).nullable(),
+  skipped: z
+    .object({
+      noReachableIdentity: z.int().nullable().describe('Members no channel of the campaign reaches (no address, opted out, suppressed), counted when it starts; null before'),
+      outsideWhatsAppWindow: z.int().describe('WhatsApp recipients of free-form content who had not written within 24 hours when their turn came'),
+    })
+    .describe('Members of the audience who got no message, by reason'),
   pausedReason: z.string().nullable().describe('Why the campaign paused itself (bounce or complaint rate); null for a pause by request'),
   failureReason: z.string().nullable(),
   startedAt: z.iso.datetime().nullable(),
@@ -168,9 +208,15 @@ export const CampaignEstimateSchema = z
   .object({
     estimate: z.object({
       listMembers: z.int().describe('Members of the list or segment'),
-      recipients: z.int().describe('Those the campaign sends to: a primary email identity, not opted out, not suppressed, not held out'),
+      recipients: z.int().describe('Those the campaign sends to: reached on one of its channels (a primary identity, not opted out, not suppressed), not held out'),
       heldOut: z.int().describe('Those it could reach but its holdout keeps out (the same people the send will hold out, if the audience stays as it is)'),
       excluded: z.int().describe('Members it cannot reach (listMembers − recipients − heldOut)'),
+      byChannel: z
+        .object({ email: z.int(), whatsapp: z.int(), telegram: z.int() })
+        .describe('The recipients by the channel each goes out on: the first of channel and fallbackChain that reaches the contact'),
+      noAddress: z
+        .int()
+        .describe('Members with no usable identity on any channel of the campaign (part of excluded): none, opted out, or (chat) not verified and opted in'),
       sample: z.array(z.string()).max(5),
     }),
     confirmationToken: z.string().describe('Valid 10 minutes, for the campaign as it is now: an edit voids it'),

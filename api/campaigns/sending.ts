@@ -1,9 +1,12 @@
 import { formatMailbox } from '../../core/addresses';
+import { campaignChannels } from '../../core/campaign-channels';
 import { needsConfirmation } from '../../core/campaigns';
 import { AppError } from '../../core/errors';
-import type { EmailContentInput } from '../../core/message-content';
+import { CHAT_LIMITS, type ChatChannelName, isChatChannel } from '../../core/message-channels';
+import type { ChatContentInput, EmailContentInput } from '../../core/message-content';
 import { PLANS, type PlanName, quotaAllows, quotaExceeded, usagePeriodAt } from '../../core/plans';
 import { analyseInlineContent } from '../../core/templates/analyse';
+import { htmlToPlainText } from '../../core/templates/plain-text';
 import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
 import {
   beginSend,
@@ -14,7 +17,8 @@ import {
   revertToDraft,
 } from '../../db/repositories/campaign-transitions';
 import type { CampaignRecord } from '../../db/repositories/campaigns';
-import { findTemplateByIdOrName } from '../../db/repositories/templates';
+import { findTemplateByIdOrName, type TemplateRecord } from '../../db/repositories/templates';
+import { hasIntegration, missingIntegration } from '../../services/acceptance/chat-acceptance';
 import { usedInPeriod } from '../../db/repositories/usage';
 import { authorizedSender } from '../../core/sender-authorization';
 import { signalCampaign, startCampaignWorkflow } from '../../temporal/campaigns';
@@ -30,18 +34,15 @@ function confirmationError(code: 'confirmation_required' | 'confirmation_invalid
   return new AppError(code, message);
 }
 
-/** What every message of the campaign will carry; refuses a draft that cannot be sent (422, 403, template_not_found). */
-async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord): Promise<FrozenMessage> {
-  const template = campaign.templateId ? await findTemplateByIdOrName(deps.db, campaign.workspaceId, campaign.templateId) : null;
-  if (campaign.templateId && !template) throw new AppError('template_not_found', 'The campaign\'s template was deleted');
-  const fieldErrors: Record<string, string[]> = {};
+/** Every field error of a draft that cannot be sent, gathered so one 422 names them all. */
+type FieldErrors = Record<string, string[]>;
+
+/** The email every email recipient gets: sender on a verified domain (403 otherwise), subject and content. */
+async function emailContent(deps: CampaignServiceDeps, campaign: CampaignRecord, template: TemplateRecord | null, fieldErrors: FieldErrors) {
   if (!campaign.fromAddress) fieldErrors.fromAddress = ['Required to send'];
   if (campaign.html === null && campaign.text === null && !template) fieldErrors.html = ['Give html, text or templateId to send'];
   if (campaign.subject === null && !template?.subject?.trim()) fieldErrors.subject = ['Required to send unless the template supplies it'];
-  if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
-  // Each message renders its own subject, html and text with its contact (activities/email-render.ts): a
-  // draft saved before that was checked is refused here rather than failing recipient by recipient.
-  analyseInlineContent(campaign);
+  if (Object.keys(fieldErrors).length) return null;
   const from = await authorizedSender(deps.verifiedDomain, campaign.workspaceId, campaign.fromAddress as string, 'fromAddress');
   const content: EmailContentInput = {
     replyTo: campaign.replyTo,
@@ -53,7 +54,56 @@ async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord
   };
   if (template) content.templateVersionId = template.versionId;
   else Object.assign(content, { html: campaign.html ?? undefined, text: campaign.text ?? undefined });
-  return { from: formatMailbox(from), subject: campaign.subject, content };
+  return { from: formatMailbox(from), content };
+}
+
+/**
+ * What a chat channel's recipients get, checked as POST /messages checks a chat send (chat-acceptance.ts):
+ * the integration saved, some content (text or html as plain text, the template, or on WhatsApp a content
+ * template), the text within the channel's length, the files within its count. WhatsApp's 24-hour window
+ * is each recipient's, decided at their turn (services/acceptance/campaign-page.ts).
+ */
+async function chatContent(
+  deps: CampaignServiceDeps,
+  campaign: CampaignRecord,
+  channel: ChatChannelName,
+  template: TemplateRecord | null,
+  fieldErrors: FieldErrors,
+): Promise<ChatContentInput | null> {
+  if (!(await hasIntegration(deps.db, campaign.workspaceId, channel))) throw missingIntegration(channel, channel === campaign.channel ? 'channel' : 'fallbackChain');
+  const contentSid = channel === 'whatsapp' ? campaign.contentSid : null;
+  const text = campaign.text ?? (campaign.html !== null ? htmlToPlainText(campaign.html) : undefined);
+  if (!text && !template && !contentSid) fieldErrors.text = [`Give text, html or templateId to send on ${channel}${channel === 'whatsapp' ? ' (or contentSid)' : ''}`];
+  if (text && !template && !contentSid && text.length > CHAT_LIMITS[channel].textChars) fieldErrors.text = [`At most ${CHAT_LIMITS[channel].textChars} characters on ${channel}`];
+  if (campaign.attachments.length > CHAT_LIMITS[channel].attachments) fieldErrors.attachments = [`At most ${CHAT_LIMITS[channel].attachments} on ${channel}`];
+  if (fieldErrors.text || fieldErrors.attachments) return null;
+  if (contentSid) return { contentSid, contentVariables: campaign.contentVariables ?? undefined, attachments: campaign.attachments };
+  return template ? { templateVersionId: template.versionId, attachments: campaign.attachments } : { text, attachments: campaign.attachments };
+}
+
+/**
+ * What every message of the campaign will carry on each of its channels; refuses a draft that cannot be
+ * sent (422 naming the fields, 403 for a sender's domain, template_not_found). Email content only when
+ * email is one of the campaign's channels: a chat-only campaign has no sender or subject.
+ */
+async function frozenMessage(deps: CampaignServiceDeps, campaign: CampaignRecord): Promise<FrozenMessage> {
+  const template = campaign.templateId ? await findTemplateByIdOrName(deps.db, campaign.workspaceId, campaign.templateId) : null;
+  if (campaign.templateId && !template) throw new AppError('template_not_found', 'The campaign\'s template was deleted');
+  const fieldErrors: FieldErrors = {};
+  // Each message renders its own subject, html and text with its contact (activities/email-render.ts,
+  // chat-render.ts): a draft saved before that was checked is refused here rather than failing recipient
+  // by recipient.
+  analyseInlineContent(campaign);
+  const channels = campaignChannels(campaign.channel, campaign.fallbackChain);
+  const chat: Partial<Record<ChatChannelName, ChatContentInput>> = {};
+  for (const channel of channels) {
+    if (!isChatChannel(channel)) continue;
+    const content = await chatContent(deps, campaign, channel, template, fieldErrors);
+    if (content) chat[channel] = content;
+  }
+  const email = channels.includes('email') ? await emailContent(deps, campaign, template, fieldErrors) : null;
+  if (Object.keys(fieldErrors).length) throw AppError.validation({ formErrors: [], fieldErrors });
+  return { from: email?.from ?? null, subject: email ? campaign.subject : null, content: email?.content ?? {}, chat: Object.keys(chat).length ? chat : null };
 }
 
 function checkConfirmation(deps: CampaignServiceDeps, campaign: CampaignRecord, token: string | undefined, now: Date): void {
@@ -103,7 +153,10 @@ export async function sendCampaign(deps: CampaignSendingDeps, principal: { works
   const audience = await resolveAudience(db, workspaceId, campaign, now);
   if ('missing' in audience) throw missingAudience(audience.missing);
   // The holdout is never sent to, so it needs no quota.
-  const { recipients } = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
+  const { recipients } = await estimateAudience(
+    deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent },
+    campaignChannels(campaign.channel, campaign.fallbackChain),
+  );
   const plan = PLANS[principal.plan];
   const used = await usedInPeriod(db, workspaceId, usagePeriodAt(now));
   if (!quotaAllows(plan, used, recipients)) {

@@ -4,16 +4,21 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import { formatMailbox, parseMailboxes } from '../../core/addresses';
 import type { CampaignCounters } from '../../core/campaign-metrics';
+import { CAMPAIGN_SKIP_REASONS, campaignChannels } from '../../core/campaign-channels';
 import { CONFIRMATION_TTL_MS } from '../../core/campaigns';
 import type { ConfirmationTokens } from '../../core/confirmation-token';
 import { AppError } from '../../core/errors';
 import { analyseInlineContent } from '../../core/templates/analyse';
+import type { Channel } from '../../core/identities';
+import { isChatChannel } from '../../core/message-channels';
 import { estimateAudience, resolveAudience } from '../../db/repositories/campaign-audience';
 import { campaignCounters } from '../../db/repositories/campaign-counters';
+import { skippedRecipients } from '../../db/repositories/campaign-feed';
 import {
   type CampaignDraft,
   type CampaignRecord,
   CampaignTemplateGone,
+  deleteDraft,
   findCampaign,
   insertCampaign,
   listCampaigns,
@@ -22,6 +27,7 @@ import {
 import { findList } from '../../db/repositories/lists';
 import { findSegment } from '../../db/repositories/segments';
 import { findTemplateByIdOrName } from '../../db/repositories/templates';
+import { hasIntegration, missingIntegration } from '../../services/acceptance/chat-acceptance';
 import type { AttachmentSources } from '../../services/attachment-sources';
 import type { CreateCampaignInput, UpdateCampaignInput } from './schemas';
 
@@ -72,12 +78,31 @@ async function draftChange(deps: CampaignServiceDeps, workspaceId: string, input
   }
   // The campaign's own content renders with each contact as a template does: its Liquid is checked now (422 naming the field).
   analyseInlineContent(input);
-  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime', 'holdoutPercent'] as const) {
+  for (const key of ['subject', 'html', 'text', 'disableTracking', 'disableUtm', 'sendAtLocalTime', 'holdoutPercent', 'channel', 'fallbackChain', 'contentSid', 'contentVariables'] as const) {
     if (input[key] !== undefined) Object.assign(change, { [key]: input[key] });
   }
   // Stored last, so a draft refused for another reason stores no file.
   if (input.attachments !== undefined) change.attachments = (await deps.sources.accept(workspaceId, input.attachments)).refs;
   return change;
+}
+
+/**
+ * The channels of a draft as they would be after the change: each chat channel needs the workspace's
+ * integration now (a 422 naming the field that chose it: `channel`, or `fallbackChain`), as a send on it
+ * would (checked again at send: an integration may be deleted meanwhile). A channel named twice in the
+ * chain is refused; `contentSid` is only for a campaign that has WhatsApp among its channels.
+ */
+export async function checkChannels(
+  db: Sequelize,
+  workspaceId: string,
+  draft: { channel: Channel; fallbackChain: Channel[]; contentSid: string | null },
+): Promise<void> {
+  const channels = campaignChannels(draft.channel, draft.fallbackChain);
+  if (channels.length !== draft.fallbackChain.length + 1) throw fieldError('fallbackChain', 'Each channel once (channel counts)');
+  for (const [index, channel] of channels.entries()) {
+    if (isChatChannel(channel) && !(await hasIntegration(db, workspaceId, channel))) throw missingIntegration(channel, index === 0 ? 'channel' : 'fallbackChain');
+  }
+  if (draft.contentSid && !channels.includes('whatsapp')) throw fieldError('contentSid', 'Only for a campaign with whatsapp among its channels');
 }
 
 const templateGone = () => new AppError('template_not_found', 'The template was deleted');
@@ -121,8 +146,13 @@ export async function createCampaign(deps: CampaignServiceDeps, workspaceId: str
     disableUtm: false,
     sendAtLocalTime: null,
     holdoutPercent: 0,
+    channel: 'email',
+    fallbackChain: [],
+    contentSid: null,
+    contentVariables: null,
     ...change,
   };
+  await checkChannels(deps.db, workspaceId, draft);
   try {
     return await insertCampaign(deps.db, workspaceId, draft);
   } catch (error) {
@@ -136,8 +166,11 @@ export async function createCampaign(deps: CampaignServiceDeps, workspaceId: str
  * change voids the confirmation tokens of its estimates.
  */
 export async function updateCampaign(deps: CampaignServiceDeps, workspaceId: string, campaignId: string, input: UpdateCampaignInput): Promise<CampaignRecord> {
-  await getCampaign(deps, workspaceId, campaignId);
+  const current = await getCampaign(deps, workspaceId, campaignId);
   const change = await draftChange(deps, workspaceId, input);
+  if (current.status === 'draft' && (change.channel !== undefined || change.fallbackChain !== undefined || change.contentSid !== undefined)) {
+    await checkChannels(deps.db, workspaceId, { ...current, ...change });
+  }
   let outcome;
   try {
     outcome = await updateDraft(deps.db, workspaceId, campaignId, change);
@@ -151,25 +184,45 @@ export async function updateCampaign(deps: CampaignServiceDeps, workspaceId: str
 }
 
 /**
- * Who the campaign would reach now, and a confirmation token for the campaign at this revision (valid
+ * Who the campaign would reach now (422 naming the field when a chat channel of it has no integration), and a confirmation token for the campaign at this revision (valid
  * ten minutes): what an immediate send must present.
  */
 export async function estimateCampaign(deps: CampaignServiceDeps, workspaceId: string, campaignId: string, now: Date) {
   const { db } = deps;
   const campaign = await getCampaign(deps, workspaceId, campaignId);
+  // No token for a campaign that could not go: an integration deleted since the draft was saved.
+  await checkChannels(db, workspaceId, campaign);
   const audience = await resolveAudience(db, workspaceId, campaign, now);
   if ('missing' in audience) throw missingAudience(audience.missing);
-  const estimate = await estimateAudience(deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent });
+  const estimate = await estimateAudience(
+    deps.audienceDb ?? db, workspaceId, audience.rules, audience.context, { campaignId, percent: campaign.holdoutPercent },
+    campaignChannels(campaign.channel, campaign.fallbackChain),
+  );
   return {
     estimate: {
       listMembers: estimate.members,
       recipients: estimate.recipients,
       heldOut: estimate.heldOut,
       excluded: estimate.members - estimate.recipients - estimate.heldOut,
+      byChannel: estimate.byChannel,
+      noAddress: estimate.noAddress,
       sample: estimate.sample,
     },
     confirmationToken: deps.tokens.sign({ campaignId, revision: campaign.revision, expiresAt: new Date(now.getTime() + CONFIRMATION_TTL_MS) }),
   };
+}
+
+/** Members who got no message, by reason: none reached at the start, and those skipped at their turn. */
+export async function skippedOfCampaign({ db }: CampaignServiceDeps, campaign: CampaignRecord) {
+  const atTurn = campaign.recipientCount === null ? {} : await skippedRecipients(db, campaign.workspaceId, campaign.id);
+  return { noReachableIdentity: campaign.unreachableCount, outsideWhatsAppWindow: atTurn[CAMPAIGN_SKIP_REASONS.whatsappWindow] ?? 0 };
+}
+
+/** DELETE of a draft; anything sent or scheduled is 409: its messages and metrics name it (cancel stops it). */
+export async function deleteCampaign({ db }: CampaignServiceDeps, workspaceId: string, campaignId: string): Promise<void> {
+  const outcome = await deleteDraft(db, workspaceId, campaignId);
+  if (outcome.state === 'not-found') throw AppError.notFound('Campaign');
+  if (outcome.state === 'not-draft') throw new AppError('conflict', `The campaign is ${outcome.status}: only a draft is deleted`);
 }
 
 export function createCampaignService(deps: CampaignServiceDeps) {
@@ -181,6 +234,8 @@ export function createCampaignService(deps: CampaignServiceDeps) {
     create: (workspaceId: string, input: CreateCampaignInput) => createCampaign(deps, workspaceId, input),
     update: (workspaceId: string, campaignId: string, input: UpdateCampaignInput) => updateCampaign(deps, workspaceId, campaignId, input),
     estimate: (workspaceId: string, campaignId: string, now: Date) => estimateCampaign(deps, workspaceId, campaignId, now),
+    skipped: (campaign: CampaignRecord) => skippedOfCampaign(deps, campaign),
+    remove: (workspaceId: string, campaignId: string) => deleteCampaign(deps, workspaceId, campaignId),
   };
 }
 

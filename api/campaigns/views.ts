@@ -22,12 +22,15 @@ export function campaignView(campaign: CampaignRecord, counters?: CampaignCounte
     completedAt: iso(campaign.completedAt),
     recipientCount: campaign.recipientCount ?? 0,
     holdoutPercent: campaign.holdoutPercent,
+    channel: campaign.channel,
     createdAt: campaign.createdAt.toISOString(),
     ...(counters && { metrics: metricsOf(campaign, counters) }),
   };
 }
 
-export function campaignDetailView(campaign: CampaignRecord, counters: CampaignCounters, now: Date): z.infer<typeof CampaignDetailSchema> {
+type Skipped = z.infer<typeof CampaignDetailSchema>['skipped'];
+
+export function campaignDetailView(campaign: CampaignRecord, counters: CampaignCounters, skipped: Skipped, now: Date): z.infer<typeof CampaignDetailSchema> {
   const progress =
     campaign.recipientCount === null
       ? null
@@ -48,6 +51,10 @@ export function campaignDetailView(campaign: CampaignRecord, counters: CampaignC
     disableTracking: campaign.disableTracking,
     disableUtm: campaign.disableUtm,
     sendAtLocalTime: campaign.sendAtLocalTime,
+    fallbackChain: campaign.fallbackChain,
+    contentSid: campaign.contentSid,
+    contentVariables: campaign.contentVariables,
+    skipped,
     pausedReason: campaign.pausedReason,
     failureReason: campaign.failureReason,
     startedAt: iso(campaign.startedAt),

@@ -30,6 +30,7 @@ import * as journeySkips from './0031-journey-skips';
 import * as suppressionDetail from './0033-suppression-detail';
 import * as providerBreakers from './0034-provider-breakers';
 import * as workerRegistry from './0035-worker-registry';
+import * as campaignChannels from './0037-campaign-channels';
 import * as transactionalRecipients from './0038-transactional-recipients';
 import * as attachmentReplacements from './0041-attachment-replacements';
 
@@ -67,6 +68,7 @@ export const migrations = [
   { name: '0033-suppression-detail', ...suppressionDetail },
   { name: '0034-provider-breakers', ...providerBreakers },
   { name: '0035-worker-registry', ...workerRegistry },
+  { name: '0037-campaign-channels', ...campaignChannels },
   { name: '0038-transactional-recipients', ...transactionalRecipients },
   { name: '0041-attachment-replacements', ...attachmentReplacements },
 ];

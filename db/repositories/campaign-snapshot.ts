@@ -1,5 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { campaignChannels } from '../../core/campaign-channels';
 import type { CampaignStatus } from '../../core/campaigns';
+import { CHANNELS, type Channel } from '../../core/identities';
 import { isPlanName, periodKey, PLANS, quotaFigures, usagePeriodAt } from '../../core/plans';
 import { resolveAudience, snapshotAudience } from './campaign-audience';
 import { failCampaign } from './campaign-transitions';
@@ -30,9 +32,10 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
     return await db.transaction(async (transaction): Promise<SnapshotOutcome> => {
       const [campaign] = await db.query<{
         status: CampaignStatus; scheduled_at: Date | null; recipient_count: number | null; list_id: string | null; segment_id: string | null; plan: string;
-        send_at_local_time: string | null; timezone: string; holdout_percent: number;
+        send_at_local_time: string | null; timezone: string; holdout_percent: number; channel: Channel; fallback_chain: Channel[];
       }>(
-        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan, c.send_at_local_time, w.timezone, c.holdout_percent
+        `SELECT c.status, c.scheduled_at, c.recipient_count, c.list_id, c.segment_id, w.plan, c.send_at_local_time, w.timezone, c.holdout_percent,
+           c.channel, c.fallback_chain
          FROM campaigns c JOIN workspaces w ON w.id = c.workspace_id
          WHERE c.workspace_id = $1 AND c.id = $2 FOR UPDATE OF c`,
         { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
@@ -47,18 +50,29 @@ export async function takeSnapshot(db: Sequelize, workspaceId: string, campaignI
       if ('missing' in audience) throw new CannotStart(`the campaign's ${audience.missing} no longer exists`);
       const localTime = campaign.send_at_local_time ? { at: campaign.send_at_local_time, defaultZone: campaign.timezone, start: now } : null;
       // Held-out recipients are written too (the lift report's control group) but never sent to: they reserve no quota.
-      const { recipients } = await snapshotAudience(db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime, campaign.holdout_percent);
+      const channels = campaignChannels(campaign.channel, campaign.fallback_chain);
+      const { recipients, byChannel, unreachable } = await snapshotAudience(
+        db, workspaceId, campaignId, audience.rules, audience.context, transaction, localTime, campaign.holdout_percent, channels,
+      );
       const plan = PLANS[isPlanName(campaign.plan) ? campaign.plan : 'free'];
       const period = usagePeriodAt(now);
-      if (recipients > 0 && (await reserveQuota(db, workspaceId, plan, period, recipients, { channel: 'email', kind: 'campaign' }, transaction)) === null) {
-        const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, period));
-        throw new CannotStart(`quota_exceeded: the campaign needs ${recipients} messages; ${figures.remaining} remain this month`);
+      // Reserved channel by channel, so usage shows each channel's share; any refusal undoes them all (the transaction).
+      let reserved = 0;
+      for (const channel of CHANNELS) {
+        if (byChannel[channel] === 0) continue;
+        if ((await reserveQuota(db, workspaceId, plan, period, byChannel[channel], { channel, kind: 'campaign' }, transaction)) === null) {
+          const figures = quotaFigures(plan, await usedInPeriod(db, workspaceId, period));
+          // The channels reserved before this one are given back with the transaction: they still remain.
+          const remaining = figures.remaining + reserved;
+          throw new CannotStart(`quota_exceeded: the campaign needs ${recipients} messages; ${remaining} remain this month`);
+        }
+        reserved += byChannel[channel];
       }
       await db.query(
         `UPDATE campaigns SET status = CASE status WHEN 'scheduled' THEN 'sending' ELSE status END, recipient_count = $3,
-           quota_period = $4, started_at = now(), updated_at = now()
+           quota_period = $4, unreachable_count = $5, started_at = now(), updated_at = now()
          WHERE workspace_id = $1 AND id = $2`,
-        { bind: [workspaceId, campaignId, recipients, periodKey(period)], transaction },
+        { bind: [workspaceId, campaignId, recipients, periodKey(period), unreachable], transaction },
       );
       return { state: 'ready', recipients };
     });

@@ -1,4 +1,5 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Channel } from '../../core/identities';
 import { CAMPAIGN_COLUMNS, type CampaignRecord, type CampaignRow, toCampaign } from './campaigns';
 import { releaseQuota } from './usage';
 
@@ -10,10 +11,13 @@ import { releaseQuota } from './usage';
 
 /** What every message of the campaign carries, frozen when it is sent (the template version pinned). */
 export interface FrozenMessage {
-  from: string;
+  /** The email's sender; null for a campaign without email among its channels. */
+  from: string | null;
   subject: string | null;
-  /** The message content (core/message-content.ts) without the per-recipient variables. */
+  /** The email content (core/message-content.ts) without the per-recipient variables. */
   content: Record<string, unknown>;
+  /** The content of each chat channel of the campaign (the same shape as a chat message's), or null. */
+  chat: Record<string, unknown> | null;
 }
 
 /**
@@ -28,10 +32,13 @@ export async function beginSend(
 ): Promise<CampaignRecord | null> {
   const rows = await db.query<CampaignRow>(
     `UPDATE campaigns SET status = CASE WHEN $4::timestamptz IS NULL THEN 'sending' ELSE 'scheduled' END, scheduled_at = $4,
-       message_from = $5, message_subject = $6, message_content = $7, updated_at = now()
+       message_from = $5, message_subject = $6, message_content = $7, message_chat = $8, updated_at = now()
      WHERE workspace_id = $1 AND id = $2 AND status = 'draft' AND revision = $3 RETURNING ${CAMPAIGN_COLUMNS}`,
     {
-      bind: [workspaceId, campaignId, send.revision, send.scheduledAt, send.message.from, send.message.subject, JSON.stringify(send.message.content)],
+      bind: [
+        workspaceId, campaignId, send.revision, send.scheduledAt, send.message.from, send.message.subject, JSON.stringify(send.message.content),
+        send.message.chat && JSON.stringify(send.message.chat),
+      ],
       type: QueryTypes.SELECT,
     },
   );
@@ -41,7 +48,7 @@ export async function beginSend(
 /** Back to draft when its workflow could not be started: nothing was snapshotted or sent yet. */
 export async function revertToDraft(db: Sequelize, workspaceId: string, campaignId: string): Promise<void> {
   await db.query(
-    `UPDATE campaigns SET status = 'draft', scheduled_at = NULL, message_from = NULL, message_subject = NULL, message_content = NULL, updated_at = now()
+    `UPDATE campaigns SET status = 'draft', scheduled_at = NULL, message_from = NULL, message_subject = NULL, message_content = NULL, message_chat = NULL, updated_at = now()
      WHERE workspace_id = $1 AND id = $2 AND status IN ('scheduled', 'sending') AND recipient_count IS NULL`,
     { bind: [workspaceId, campaignId] },
   );
@@ -83,30 +90,38 @@ export async function resumeCampaign(db: Sequelize, workspaceId: string, campaig
  */
 export async function cancelCampaign(db: Sequelize, workspaceId: string, campaignId: string): Promise<CampaignRecord | null> {
   return db.transaction(async (transaction) => {
-    const [stopped] = await db.query<{ unwritten: number; quota_period: string | null; started_at: Date | null }>(
+    const [stopped] = await db.query<{ unwritten: number; materialized: number; quota_period: string | null; started_at: Date | null }>(
       `UPDATE campaigns SET status = 'canceled', completed_at = now(), updated_at = now()
        WHERE workspace_id = $1 AND id = $2 AND status IN ('scheduled', 'sending', 'paused')
-       RETURNING GREATEST(0, COALESCE(recipient_count, 0) - materialized) AS unwritten, quota_period, started_at`,
+       RETURNING GREATEST(0, COALESCE(recipient_count, 0) - materialized) AS unwritten, materialized, quota_period, started_at`,
       { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
     );
     if (!stopped) return null;
-    const [canceled] = await db.query<{ messages: string; units: string | null }>(
+    // Units by channel, as the snapshot reserved them: the canceled messages', and the unwritten recipients'.
+    const canceled = await db.query<{ channel: Channel; messages: string; units: string | null }>(
       `WITH canceled AS (
          UPDATE messages SET status = 'canceled', dispatch_lease_until = NULL, updated_at = now()
          WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'queued'
-         RETURNING quota_units
+         RETURNING channel, quota_units
        )
-       SELECT count(*) AS messages, sum(quota_units) AS units FROM canceled`,
-      { bind: [workspaceId, campaignId], type: QueryTypes.SELECT, transaction },
+       SELECT channel, count(*) AS messages, sum(quota_units) AS units FROM canceled GROUP BY channel
+       UNION ALL
+       SELECT channel, 0, count(*) FROM campaign_recipients
+       WHERE $3::int > 0 AND campaign_id = $2 AND position > $4 AND skip_reason IS NULL GROUP BY channel`,
+      { bind: [workspaceId, campaignId, stopped.unwritten, stopped.materialized], type: QueryTypes.SELECT, transaction },
     );
-    const units = Number(canceled.units ?? 0) + Number(stopped.unwritten);
-    if (units > 0 && stopped.quota_period) {
+    const units = new Map<Channel, number>();
+    for (const row of canceled) units.set(row.channel, (units.get(row.channel) ?? 0) + Number(row.units ?? 0));
+    if (stopped.quota_period) {
       // Given back from the day the snapshot reserved them on (the send's start).
-      await releaseQuota(db, workspaceId, stopped.quota_period, units, { channel: 'email', kind: 'campaign', at: stopped.started_at }, transaction);
+      for (const [channel, count] of units) {
+        await releaseQuota(db, workspaceId, stopped.quota_period, count, { channel, kind: 'campaign', at: stopped.started_at }, transaction);
+      }
     }
+    const canceledMessages = canceled.reduce((sum, row) => sum + Number(row.messages), 0);
     const rows = await db.query<CampaignRow>(
       `UPDATE campaigns SET canceled_count = $3 WHERE workspace_id = $1 AND id = $2 RETURNING ${CAMPAIGN_COLUMNS}`,
-      { bind: [workspaceId, campaignId, Number(canceled.messages) + Number(stopped.unwritten)], type: QueryTypes.SELECT, transaction },
+      { bind: [workspaceId, campaignId, canceledMessages + Number(stopped.unwritten)], type: QueryTypes.SELECT, transaction },
     );
     return toCampaign(rows[0]);
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { AttachmentRef } from '../../core/attachments';
 import type { CampaignStatus } from '../../core/campaigns';
+import type { Channel } from '../../core/identities';
 
 /** What a draft says; every field but the name may still be missing until it is sent. */
 export interface CampaignDraft {
@@ -21,6 +22,12 @@ export interface CampaignDraft {
   sendAtLocalTime: string | null;
   /** Percent (0–50) of the audience held out of the send, to measure lift against (core/campaign-holdout.ts). */
   holdoutPercent: number;
+  /** The preferred channel; `fallbackChain` the ones tried after it (core/campaign-channels.ts). */
+  channel: Channel;
+  fallbackChain: Channel[];
+  /** A WhatsApp content template (Twilio's `HX…`) and its variables, as POST /messages takes them. */
+  contentSid: string | null;
+  contentVariables: Record<string, string> | null;
 }
 
 export interface CampaignRecord extends CampaignDraft {
@@ -34,6 +41,8 @@ export interface CampaignRecord extends CampaignDraft {
   /** Recipients whose message has been written to the outbox. */
   materialized: number;
   canceledCount: number;
+  /** Members no channel of the campaign reached, counted at the snapshot; null before it. */
+  unreachableCount: number | null;
   pausedReason: string | null;
   failureReason: string | null;
   startedAt: Date | null;
@@ -60,6 +69,11 @@ export interface CampaignRow {
   disable_utm: boolean;
   send_at_local_time: string | null;
   holdout_percent: number;
+  channel: Channel;
+  fallback_chain: Channel[];
+  content_sid: string | null;
+  content_variables: Record<string, string> | null;
+  unreachable_count: number | null;
   revision: number;
   scheduled_at: Date | null;
   recipient_count: number | null;
@@ -75,8 +89,8 @@ export interface CampaignRow {
 
 /** Every column a read needs; the frozen message content stays out (it can be a whole HTML body). */
 export const CAMPAIGN_COLUMNS = `id, workspace_id, name, status, list_id, segment_id, from_address, subject, html, text, template_id,
-  reply_to, attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent, revision, scheduled_at, recipient_count, materialized, canceled_count,
-  paused_reason, failure_reason, started_at, completed_at, created_at, updated_at`;
+  reply_to, attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent, channel, fallback_chain, content_sid, content_variables, unreachable_count,
+  revision, scheduled_at, recipient_count, materialized, canceled_count, paused_reason, failure_reason, started_at, completed_at, created_at, updated_at`;
 
 export function toCampaign(row: CampaignRow): CampaignRecord {
   return {
@@ -98,6 +112,11 @@ export function toCampaign(row: CampaignRow): CampaignRecord {
     // PostgreSQL answers a time as HH:MM:SS; minutes are what was given.
     sendAtLocalTime: row.send_at_local_time?.slice(0, 5) ?? null,
     holdoutPercent: row.holdout_percent,
+    channel: row.channel,
+    fallbackChain: row.fallback_chain,
+    contentSid: row.content_sid,
+    contentVariables: row.content_variables,
+    unreachableCount: row.unreachable_count,
     revision: row.revision,
     scheduledAt: row.scheduled_at,
     recipientCount: row.recipient_count,
@@ -135,13 +154,13 @@ export async function insertCampaign(db: Sequelize, workspaceId: string, draft: 
     if (!(await shareTemplate(db, workspaceId, draft.templateId, transaction))) throw new CampaignTemplateGone();
     const rows = await db.query<CampaignRow>(
       `INSERT INTO campaigns (id, workspace_id, name, list_id, segment_id, from_address, subject, html, text, template_id, reply_to,
-         attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${CAMPAIGN_COLUMNS}`,
+         attachments, disable_tracking, disable_utm, send_at_local_time, holdout_percent, channel, fallback_chain, content_sid, content_variables)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING ${CAMPAIGN_COLUMNS}`,
       {
         bind: [
           randomUUID(), workspaceId, draft.name, draft.listId, draft.segmentId, draft.fromAddress, draft.subject, draft.html, draft.text,
           draft.templateId, draft.replyTo, JSON.stringify(draft.attachments), draft.disableTracking, draft.disableUtm, draft.sendAtLocalTime,
-          draft.holdoutPercent,
+          draft.holdoutPercent, draft.channel, draft.fallbackChain, draft.contentSid, draft.contentVariables && JSON.stringify(draft.contentVariables),
         ],
         type: QueryTypes.SELECT,
         transaction,
@@ -191,6 +210,10 @@ const DRAFT_COLUMNS: Record<keyof CampaignDraft, string> = {
   disableUtm: 'disable_utm',
   sendAtLocalTime: 'send_at_local_time',
   holdoutPercent: 'holdout_percent',
+  channel: 'channel',
+  fallbackChain: 'fallback_chain',
+  contentSid: 'content_sid',
+  contentVariables: 'content_variables',
 };
 
 export type DraftUpdate = { state: 'updated'; campaign: CampaignRecord } | { state: 'not-draft'; status: CampaignStatus } | { state: 'not-found' };
@@ -206,7 +229,7 @@ export async function updateDraft(db: Sequelize, workspaceId: string, campaignId
     const bind: unknown[] = [workspaceId, campaignId];
     for (const [key, value] of Object.entries(change) as Array<[keyof CampaignDraft, unknown]>) {
       if (value === undefined) continue;
-      bind.push(key === 'attachments' ? JSON.stringify(value) : value);
+      bind.push((key === 'attachments' || key === 'contentVariables') && value !== null ? JSON.stringify(value) : value);
       sets.push(`${DRAFT_COLUMNS[key]} = $${bind.length}`);
     }
     const rows = await db.query<CampaignRow>(
@@ -217,4 +240,20 @@ export async function updateDraft(db: Sequelize, workspaceId: string, campaignId
     const existing = await findCampaign(db, workspaceId, campaignId, transaction);
     return existing ? { state: 'not-draft', status: existing.status } : { state: 'not-found' };
   });
+}
+
+export type DraftDeletion = { state: 'deleted' } | { state: 'not-draft'; status: CampaignStatus } | { state: 'not-found' };
+
+/**
+ * Deletes a draft. Only a draft goes: once sent or scheduled, a campaign's messages, metrics and
+ * attribution name it. The status is checked in the delete itself, so a send racing it wins or loses whole.
+ */
+export async function deleteDraft(db: Sequelize, workspaceId: string, campaignId: string): Promise<DraftDeletion> {
+  const rows = await db.query("DELETE FROM campaigns WHERE workspace_id = $1 AND id = $2 AND status = 'draft' RETURNING id", {
+    bind: [workspaceId, campaignId],
+    type: QueryTypes.SELECT,
+  });
+  if (rows.length === 1) return { state: 'deleted' };
+  const existing = await findCampaign(db, workspaceId, campaignId);
+  return existing ? { state: 'not-draft', status: existing.status } : { state: 'not-found' };
 }

@@ -48,10 +48,19 @@ export interface ChatAccepting {
   now: () => Date;
 }
 
-export async function integrationReady({ db }: ChatAccepting, workspaceId: string, channel: ChatChannelName): Promise<void> {
-  const ready = channel === 'whatsapp' ? await findTwilioIntegration(db, workspaceId) : await findTelegramIntegration(db, workspaceId);
+/** Whether the workspace saved the channel's integration (Twilio for WhatsApp, a bot for Telegram). */
+export async function hasIntegration(db: Sequelize, workspaceId: string, channel: ChatChannelName): Promise<boolean> {
+  return (channel === 'whatsapp' ? await findTwilioIntegration(db, workspaceId) : await findTelegramIntegration(db, workspaceId)) !== null;
+}
+
+/** The 422 of a send on a chat channel the workspace has not set up, naming the field that chose it. */
+export function missingIntegration(channel: ChatChannelName, field: string): AppError {
   const route = channel === 'whatsapp' ? 'PUT /integrations/twilio' : 'PUT /integrations/telegram';
-  if (!ready) throw fieldError('channel', `The workspace has no ${channel} integration (${route})`);
+  return fieldError(field, `The workspace has no ${channel} integration (${route})`);
+}
+
+export async function integrationReady({ db }: ChatAccepting, workspaceId: string, channel: ChatChannelName): Promise<void> {
+  if (!(await hasIntegration(db, workspaceId, channel))) throw missingIntegration(channel, 'channel');
 }
 
 /**

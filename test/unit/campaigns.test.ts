@@ -1,3 +1,4 @@
+import { campaignChannels } from '../../core/campaign-channels';
 import { metricsSummary, NO_COUNTS, progressOf } from '../../core/campaign-metrics';
 import { autoPauseReason, needsConfirmation, outboxWindow } from '../../core/campaigns';
 import { confirmationTokens } from '../../core/confirmation-token';
@@ -79,5 +80,13 @@ describe('confirmation tokens', () => {
   });
   it('a token issued before a MASTER_KEY rotation is still read with the previous key in the ring', () => {
     expect(confirmationTokens([Buffer.alloc(32, 9), Buffer.alloc(32, 7)]).read(tokens.sign(claims))).toEqual(claims);
+  });
+});
+
+describe('campaign channels', () => {
+  it('the preferred channel first, then the chain in order, each channel once', () => {
+    expect(campaignChannels('email', [])).toEqual(['email']);
+    expect(campaignChannels('whatsapp', ['telegram', 'email'])).toEqual(['whatsapp', 'telegram', 'email']);
+    expect(campaignChannels('telegram', ['telegram', 'email', 'email'])).toEqual(['telegram', 'email']);
   });
 });

@@ -34,8 +34,9 @@ const chatId = () => String(200_000 + Math.floor(Math.random() * 1_000_000_000))
 type Identity = { channel: 'email' | 'whatsapp' | 'telegram'; address: string };
 
 /** A contact with these primary identities (verified and opted in, as chat marketing needs), on the list. */
-async function contactOn(call: Call, listId: string, identities: Identity[]): Promise<string> {
+async function contactOn(call: Call, listId: string, identities: Identity[], attributes: Record<string, string> = {}): Promise<string> {
   const created = await call('POST', '/contacts', {
+    attributes,
     identities: identities.map((identity) => ({ ...identity, consent: 'opted_in', verified: true, isPrimary: true })),
   });
   expect(created.status).toBe(201);
@@ -145,6 +146,29 @@ describe('chat channels in campaigns', () => {
     expect(await call('POST', `/campaigns/${id}/estimate`)).toMatchObject(refused);
     expect(await call('POST', `/campaigns/${id}/send`, { confirmationToken })).toMatchObject(refused);
     expect(await call('GET', `/campaigns/${id}`)).toMatchObject({ status: 200, body: { status: 'draft' } });
+  });
+
+  it('a Telegram campaign whose text names the contact\'s attributes → each contact reads its own values, as an email campaign\'s would', async () => {
+    const { call } = await createTestWorkspace(stack, { plan: 'pro', telegram });
+    const listId = await createList(call);
+    const chats = [chatId(), chatId()];
+    for (const [index, name] of ['Ann', 'Bo'].entries()) {
+      await contactOn(call, listId, [{ channel: 'telegram', address: chats[index] }], { first_name: name });
+    }
+    const id = ((await call('POST', '/campaigns', { name: 'Hello', listId, channel: 'telegram', text: 'Hi {{ first_name }} ({{ contact.first_name | upcase }})' })).body as { id: string }).id;
+    expect(await sendNow(call, id)).toMatchObject({ status: 202, body: { recipients: 2 } });
+    expect(await waitForCampaign(call, id, ['sent', 'failed'])).toMatchObject({ status: 'sent', progress: { sent: 2, failed: 0 } });
+    expect(telegramSendsTo(chats[0]).map((request) => request.params.text)).toEqual(['Hi Ann (ANN)']);
+    expect(telegramSendsTo(chats[1]).map((request) => request.params.text)).toEqual(['Hi Bo (BO)']);
+  });
+
+  it('a chat campaign whose text does not parse as Liquid → 422 template_invalid naming text at create', async () => {
+    const { call } = await createTestWorkspace(stack, { plan: 'pro', telegram });
+    const listId = await createList(call);
+    expect(await call('POST', '/campaigns', { name: 'Broken', listId, channel: 'telegram', text: 'Hi {{ first_name ' })).toMatchObject({
+      status: 422,
+      body: { error: 'template_invalid', field: 'text' },
+    });
   });
 
   it('cancel while a Telegram campaign sends → its waiting messages become canceled and their quota is given back on telegram', async () => {

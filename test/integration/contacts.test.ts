@@ -262,7 +262,7 @@ describe('contacts', () => {
       // 409 stays for ambiguous_identities alone (the spec): an erased address is an input refused by its field.
       expect(readd).toMatchObject({
         status: 422,
-        body: { error: 'validation_error', fieldErrors: { 'identities[0].address': [expect.stringContaining('erased')] } },
+        body: { error: { fieldErrors: { 'identities[0].address': [expect.stringContaining('erased')] } } },
       });
       expect((await c.call('DELETE', '/suppressions/gone%40example.com')).status).toBe(200);
       expect((await c.upsert({ identities: [{ channel: 'email', address: 'gone@example.com' }] })).status).toBe(201);

@@ -98,6 +98,8 @@ describe('answers the OpenAPI document promises', () => {
     // An email rule's value by its matchType; Matomo's base URL is https.
     expect(JSON.stringify(schemas.CreateEmailRule.allOf)).toContain('"const":"domain"');
     expect(schemas.SaveAnalyticsConnection.properties.baseUrl.pattern).toMatch(/^\^https/);
+    // An attribute condition's days only with within_last (segments and journey triggers share it).
+    expect(JSON.stringify(schemas.AttributeCondition.allOf)).toContain('"else":{"not":{"required":["days"]}}');
     const { apiKey: orderKey } = await createTestWorkspace(api);
     for (const [currency, total] of [['XOF', 12.3456], ['usd', 0]] as const) {
       const order = await api.call('POST', '/api/v1/commerce/orders', { key: orderKey, body: { externalId: randomUUID(), total, currency, placedAt: new Date().toISOString() } });

@@ -83,7 +83,7 @@ import { requestLogger } from './http/request-log';
 import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { heavySlots } from './http/heavy-slots';
-import { rateLimitPerKey, rateLimitPerWorkspace } from './http/rate-limit';
+import { keyLimit, rateLimitPerKey, rateLimitPerWorkspace, unroutedLimitHeaders } from './http/rate-limit';
 import { RouteTable } from './http/route';
 import { listRoutes } from './lists/routes';
 import { createListService } from './lists/service';
@@ -155,9 +155,14 @@ export function createApp(deps: AppDeps): Express {
   mountPublicRoutes(app, deps, keyring, perClient, metrics);
 
   const api = Router();
-  const edge = [authenticate(deps.keyCache, perClient.unknownKeys), rateLimitPerKey(redis, config.RATE_LIMIT_PER_SECOND)];
+  const authenticated = authenticate(deps.keyCache, perClient.unknownKeys);
+  const countKey = keyLimit(redis, config.RATE_LIMIT_PER_SECOND);
+  const edge = [authenticated, rateLimitPerKey(countKey)];
+  const unroutedLimits = unroutedLimitHeaders(authenticated, countKey);
   const registry = createOpenApiRegistry();
   const allowed = new AllowedMethods();
+  // Before every route: a method a path lacks is a 405 of that path, not a 404 of an overlapping `/:id` route.
+  api.use(allowed.guard(unroutedLimits));
   // Not strict: a body that is valid JSON of the wrong type ("AAA", 42, null) reaches the route's schema and
   // answers 422 there, rather than 400 invalid_json, which stays for text that is not JSON at all.
   const parseBody = {
@@ -189,7 +194,11 @@ export function createApp(deps: AppDeps): Express {
     res.json(document);
   });
   api.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Messaging API reference' }));
-  allowed.mount(api);
+  // An unknown path's 404 carries the rate-limit headers too (app.use(notFoundRoute) answers it).
+  api.use(async (req, res, next) => {
+    await unroutedLimits(req, res);
+    next();
+  });
 
   app.use('/api/v1', api);
   app.use(notFoundRoute);

@@ -76,7 +76,20 @@ export const AttributeConditionSchema = z
     days: Days.optional().describe('within_last: the window in days, ending now'),
   })
   .superRefine((rule, ctx) => addIssues(ctx, attributeShapeIssues(rule)))
-  .meta({ id: 'AttributeCondition', description: 'A condition on one attribute of the contact.' });
+  .meta({
+    id: 'AttributeCondition',
+    description: 'A condition on one attribute of the contact.',
+    // Part of attributeShapeIssues, for the document: only within_last takes days (and needs them, not a value);
+    // exists and not_exists take no value. The other operators' operand shapes stay in the description.
+    allOf: [
+      {
+        if: { properties: { operator: { const: 'within_last' } } },
+        then: { required: ['days'], not: { required: ['value'] } },
+        else: { not: { required: ['days'] } },
+      },
+      { if: { properties: { operator: { enum: ['exists', 'not_exists'] } } }, then: { not: { required: ['value'] } } },
+    ],
+  });
 
 export const IdentityConditionSchema = z
   .strictObject({

@@ -56,3 +56,23 @@ export function canDelegate(held: readonly Grant[], requested: readonly Grant[])
   if (held.includes(FULL_ACCESS)) return true;
   return requested.every((grant) => grant !== FULL_ACCESS && grants(held, grant));
 }
+
+/** A `:write` scope that has a matching `:read`. */
+export type ReadableWriteScope = {
+  [S in Scope]: S extends `${infer Area}:write` ? (`${Area}:read` extends Scope ? S : never) : never;
+}[Scope];
+
+/**
+ * Where the spec's table writes a `:write` scope on a read (GET /tags, /lists, /segments, /custom-fields,
+ * /campaigns), the route keeps that literal scope and also accepts the area's `:read`, every such route the
+ * same way: a client holding what the table says is never refused, nor is one holding the read scope the
+ * rest of the API asks for reads.
+ */
+export function literalOrRead(scope: ReadableWriteScope): readonly [ReadableWriteScope, Scope] {
+  return [scope, scope.replace(/:write$/, ':read') as Scope];
+}
+
+/** The `:write` scope of an access list whose `:read` it also lists (literalOrRead), if any. */
+export function widenedWrite(scopes: readonly Scope[]): Scope | undefined {
+  return scopes.find((scope) => scope.endsWith(':write') && scopes.includes(scope.replace(/:write$/, ':read') as Scope));
+}

@@ -79,7 +79,7 @@ rm -rf "$work" && mkdir -p "$work"
   --url "http://127.0.0.1:$port" \
   --header "Authorization: Bearer $api_key" \
   --phases examples,coverage,fuzzing,stateful \
-  --checks not_a_server_error,status_code_conformance,response_schema_conformance,positive_data_acceptance \
+  --checks not_a_server_error,status_code_conformance,response_schema_conformance,positive_data_acceptance,unsupported_method,allow_header_conformance \
   --seed "${CONTRACT_SEED:-20261125}" \
   --max-examples "${CONTRACT_MAX_EXAMPLES:-25}" \
   --workers "${CONTRACT_WORKERS:-1}" \

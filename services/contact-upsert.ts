@@ -137,14 +137,18 @@ async function suppressionWarnings(
   transaction: Transaction,
 ): Promise<string[]> {
   const warnings: string[] = [];
-  const erased: string[] = [];
+  const erased: Record<string, string[]> = {};
   for (const channel of CHANNELS) {
     const onChannel = declared.filter((identity) => identity.channel === channel);
     if (onChannel.length === 0) continue;
     const suppressed = await findSuppressed(db, workspaceId, channel, onChannel.map((identity) => identity.address), transaction);
     for (const identity of onChannel) {
       const reason = suppressed.get(identity.address);
-      if (reason === 'erased') erased.push(identity.address);
+      if (reason === 'erased') {
+        erased[`identities[${identity.index}].address`] = [
+          `${identity.address} belonged to an erased contact and stays suppressed (erased); DELETE /suppressions/:address to add it again`,
+        ];
+      }
       else if (reason && identity.consent === 'opted_in') {
         warnings.push(
           `identities[${identity.index}].consent: opted_in is recorded, but ${identity.address} stays suppressed (${reason}) ` +
@@ -153,10 +157,8 @@ async function suppressionWarnings(
       }
     }
   }
-  if (erased.length) {
-    throw new AppError('suppressed', 'These addresses belong to an erased contact; delete their suppression to add them again', {
-      addresses: erased,
-    });
-  }
+  // 422, not 409: the spec keeps 409 for ambiguous_identities alone, and the address is an input the request
+  // may not use (erasure keeps its promise that the person is not re-added by accident), named by its field.
+  if (Object.keys(erased).length) throw AppError.validation({ formErrors: [], fieldErrors: erased });
   return warnings;
 }

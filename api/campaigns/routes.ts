@@ -1,4 +1,5 @@
 import { LinkStatListSchema } from '../http/message-schemas';
+import { literalOrRead } from '../../core/scopes';
 import { linkStatsView } from '../http/message-views';
 import { InputErrorSchema, QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { created, ok, type RouteTable } from '../http/route';
@@ -28,8 +29,7 @@ export function campaignRoutes(routes: RouteTable, campaigns: CampaignService, s
   };
   const reply = async (campaign: { workspaceId: string; id: string }) => ok(await detail(campaign.workspaceId, campaign.id));
 
-  // The spec's table gives GET /campaigns the write scope (GET /campaigns/:id takes read).
-  routes.get('/campaigns', 'campaigns:write', {
+  routes.get('/campaigns', literalOrRead('campaigns:write'), {
     summary: 'List campaigns, newest first; ?metrics=1 adds each one\'s metrics',
     query: CampaignListQuery,
     responses: { 200: { description: 'Campaigns', schema: CampaignListSchema } },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ATTRIBUTION_MODELS } from '../../core/attribution/models';
-import { AMOUNT_DECIMALS, isAmount, MAX_AMOUNT, normaliseCurrency } from '../../core/commerce/money';
+import { AMOUNT_DECIMALS, CURRENCY_CODES, isAmount, MAX_AMOUNT, normaliseCurrency } from '../../core/commerce/money';
 import { EMAIL_ADDRESS, HTTPS_URL_PATTERN, offset, text } from '../http/formats';
 
 /** Most items one order carries, and most products one PUT upserts: a store's page of either. */
@@ -10,7 +10,8 @@ export const MAX_PRODUCTS_PER_BATCH = 1000;
 const amount = z
   .number()
   .refine(isAmount, `A number from 0 to ${MAX_AMOUNT} with at most ${AMOUNT_DECIMALS} decimals`)
-  .meta({ minimum: 0, maximum: MAX_AMOUNT });
+  // multipleOf says "at most 4 decimals" in the document, so generated amounts are ones the store keeps.
+  .meta({ minimum: 0, maximum: MAX_AMOUNT, multipleOf: 10 ** -AMOUNT_DECIMALS });
 
 const currency = z
   .string()
@@ -20,8 +21,9 @@ const currency = z
     context.addIssue({ code: 'custom', message: 'An ISO 4217 currency code such as USD or EUR' });
     return z.NEVER;
   })
-  .describe('A current ISO 4217 code (USD, EUR...), stored upper-case')
-  .meta({ pattern: '^[A-Za-z]{3}$' });
+  .describe('A current ISO 4217 code (USD, EUR...), stored upper-case; the lower-case form is accepted too')
+  // The document lists the codes the route accepts (the runtime's list), rather than any three letters.
+  .meta({ enum: [...CURRENCY_CODES] });
 
 const externalId = text(255).describe('The store\'s own id');
 

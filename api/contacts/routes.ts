@@ -53,8 +53,11 @@ export function contactRoutes(routes: RouteTable, contacts: ContactService, tele
     responses: {
       201: { description: 'Created', schema: ContactUpsertedSchema },
       200: { description: 'An existing contact owns an identity: merged (created false)', schema: ContactUpsertedSchema },
-      409: { description: 'ambiguous_identities (contactIds), or suppressed: an erased contact\'s address' },
-      422: { description: 'Invalid body; an invalid address or attribute names its field (identities[0].address)', schema: ValidationErrorSchema },
+      409: { description: 'ambiguous_identities (contactIds): the identities belong to different contacts; the only 409 of this route' },
+      422: {
+        description: 'Invalid body; an invalid address or attribute names its field (identities[0].address), as does an address of an erased contact until DELETE /suppressions/:address',
+        schema: ValidationErrorSchema,
+      },
     },
     handle: async ({ principal, body }) => {
       const outcome = await contacts.upsert(principal.workspaceId, body);

@@ -1,10 +1,11 @@
 import { created, ok, type RouteTable } from '../http/route';
+import { literalOrRead } from '../../core/scopes';
 import { CreateCustomFieldBody, CustomFieldListSchema, CustomFieldParams, CustomFieldSchema, UpdateCustomFieldBody } from './schemas';
 import type { CustomFieldService } from './service';
 import { customFieldView } from './views';
 
 export function customFieldRoutes(routes: RouteTable, fields: CustomFieldService): void {
-  routes.get('/custom-fields', 'contacts:read', {
+  routes.get('/custom-fields', literalOrRead('contacts:write'), {
     summary: 'List custom fields: system fields, then the workspace\'s own, newest first',
     responses: { 200: { description: 'Fields, archived ones included', schema: CustomFieldListSchema } },
     handle: async ({ principal }) => ok({ data: (await fields.list(principal.workspaceId)).map(customFieldView) }),

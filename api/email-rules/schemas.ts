@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DOMAIN_NAME_PATTERN, EMAIL_ADDRESS } from '../http/formats';
 
 export const CreateEmailRuleBody = z
   .object({
@@ -7,7 +8,15 @@ export const CreateEmailRuleBody = z
     value: z.string().trim().min(1).max(254).describe('An address (matchType address) or a domain name without @ (matchType domain); stored lower-case'),
     note: z.string().trim().max(500).nullable().optional(),
   })
-  .meta({ id: 'CreateEmailRule' });
+  .meta({
+    id: 'CreateEmailRule',
+    // The value's form by matchType, as the route checks it (api/email-rules/service.ts); a domain must also be
+    // under an ICANN public suffix, which no pattern can say.
+    allOf: [
+      { if: { required: ['matchType'], properties: { matchType: { const: 'address' } } }, then: { properties: { value: { pattern: EMAIL_ADDRESS } } } },
+      { if: { required: ['matchType'], properties: { matchType: { const: 'domain' } } }, then: { properties: { value: { pattern: DOMAIN_NAME_PATTERN } } } },
+    ],
+  });
 
 export type CreateEmailRuleInput = z.infer<typeof CreateEmailRuleBody>;
 

@@ -7,7 +7,8 @@ import { QUOTA_EXCEEDED_RESPONSE } from '../http/openapi';
 import { ok, type Reply, type RouteTable } from '../http/route';
 import { EmailListSchema, LinkStatListSchema, LinkStatsQuery, MessageStatusSchema } from '../http/message-schemas';
 import { emailListRowView, linkStatsView, messageStatusView } from '../http/message-views';
-import { EmailListQuery, EmailParams, SendEmailBatchBody, SendEmailBatchResultSchema, SendEmailBody, SendResultSchema } from './schemas';
+import { BATCH_ITEM_CODES, type BatchItemCode, EmailListQuery, EmailParams, SendEmailBatchBody, SendEmailBatchResultSchema, SendEmailBody, SendResultSchema } from './schemas';
+import { statusFor } from '../http/errors';
 import type { EmailAcceptance } from '../../services/acceptance/email-acceptance';
 import type { SendOutcome } from '../../services/acceptance/outcome';
 import { z } from 'zod';
@@ -35,8 +36,19 @@ function itemMessage(error: AppError): string {
   return parts.length ? parts.join('; ') : error.message;
 }
 
-/** A refused item's error: `{ code, message }`, and a quota refusal's figures as the single send's 402 has them. */
+const isBatchItemCode = (code: string): code is BatchItemCode => (BATCH_ITEM_CODES as readonly string[]).includes(code);
+
+/**
+ * A refused item's error: `{ code, message }`, and a quota refusal's figures as the single send's 402 has them.
+ * The spec closes the item codes to its list: any other refusal of the item's input (an attachment refused,
+ * attachment_rejected on a single send) is a validation_error whose message keeps its reason. A server-side
+ * failure is no item's fault: the whole request answers it.
+ */
 function itemError(error: AppError) {
+  if (!isBatchItemCode(error.code)) {
+    if (statusFor(error.code) >= 500) throw error;
+    return { code: 'validation_error' as const, message: `${error.code}: ${itemMessage(error)}` };
+  }
   const base = { code: error.code, message: itemMessage(error) };
   return error.code === 'quota_exceeded' ? { ...base, ...error.details } : base;
 }
@@ -85,12 +97,14 @@ export function emailRoutes(routes: RouteTable, sends: EmailAcceptance, db: Sequ
 
   routes.get('/emails', 'email:send', {
     cost: 'search',
-    summary: 'List sends, newest first',
+    summary: 'List email sends, newest first (email only: WhatsApp and Telegram messages are read at GET /messages/{id})',
     query: EmailListQuery,
     responses: { 200: { description: 'A page of sends', schema: EmailListSchema } },
     handle: async ({ principal, query }) => {
+      // Email only: the list's rows are the spec's EmailList, and a chat message is read at GET /messages/:id.
       const { rows, total } = await listMessages(db, principal.workspaceId, {
         ...query,
+        channel: 'email',
         from: query.from ? new Date(query.from) : undefined,
         until: query.until ? new Date(query.until) : undefined,
       });

@@ -71,6 +71,11 @@ export const SendResultSchema = z
   })
   .meta({ id: 'SendResult' });
 
+/** A batch item's error codes: the spec's list (Emails and messages, rule 2), and no other. */
+export const BATCH_ITEM_CODES = ['validation_error', 'domain_not_verified', 'suppressed', 'template_not_found', 'quota_exceeded', 'too_many_recipients'] as const;
+
+export type BatchItemCode = (typeof BATCH_ITEM_CODES)[number];
+
 export const BatchItemResultSchema = z
   .object({
     index: z.number().int(),
@@ -80,7 +85,7 @@ export const BatchItemResultSchema = z
     droppedRecipients: z.array(DroppedRecipientSchema).optional(),
     error: z
       .object({
-        code: z.string(),
+        code: z.enum(BATCH_ITEM_CODES).describe('The spec\'s codes only: any other refusal of an item (a bad attachment) is validation_error with its reason in message'),
         message: z.string().optional(),
         resource: z.string().optional().describe('quota_exceeded only, with limit, used, remaining and plan (as the 402 of POST /emails)'),
         limit: z.number().int().optional(),

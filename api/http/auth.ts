@@ -10,11 +10,14 @@ export type Principal = KeyOwner;
 /**
  * `unknownKeys` counts, per client address, keys that match no key: past its limit a client's next key
  * that is not already cached answers 429 before any lookup, so guessing keys costs us no database reads.
+ * A 401 carries its rate-limit headers, the limit that applies to a request without a valid key (which has
+ * no key's window to tell).
  */
 export function authenticate(cache: KeyCache, unknownKeys?: ClientLimit): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.header('authorization'));
     if (!token || !looksLikeApiKey(token)) {
+      await unknownKeys?.tell(req, res);
       throw new AppError('unauthorized', 'Missing or invalid API key: send Authorization: Bearer sk_...');
     }
     const hash = hashApiKey(token);
@@ -26,6 +29,7 @@ export function authenticate(cache: KeyCache, unknownKeys?: ClientLimit): Reques
     owner ??= await cache.ownerOf(hash);
     if (!owner) {
       await unknownKeys?.take(req);
+      await unknownKeys?.tell(req, res);
       throw new AppError('unauthorized', 'Invalid or revoked API key');
     }
     res.locals.principal = owner;

@@ -4,6 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { clientKeyOf } from '../../core/client-address';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { tellLimit } from './rate-limit-headers';
 
 export interface ClientAllowance {
   allowed: boolean;
@@ -53,6 +54,16 @@ export class ClientLimit {
   async exhausted(req: Request): Promise<ClientAllowance> {
     const state = await this.limiter.get(clientKeyOf(req.ip)).catch(() => null);
     return state && state.consumedPoints >= this.perMinute ? { allowed: false, retryAfter: secondsOf(state) } : { allowed: true, retryAfter: 0 };
+  }
+
+  /**
+   * Writes the rate-limit headers of this client's allowance, without counting the request: what a 401 carries,
+   * since a request without a valid key has no key's window to tell.
+   */
+  async tell(req: Request, res: Response): Promise<void> {
+    const state = await this.limiter.get(clientKeyOf(req.ip)).catch(() => null);
+    const used = state?.consumedPoints ?? 0;
+    tellLimit(res, { limit: this.perMinute, remaining: Math.max(0, this.perMinute - used), resetSeconds: state ? secondsOf(state) : WINDOW_SECONDS });
   }
 
   /** Past the limit: 429 with Retry-After and the API's rate-limit body, before the route reads anything. */

@@ -37,7 +37,10 @@ export function createOpenApiRegistry(): OpenAPIRegistry {
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'A workspace API key: `Authorization: Bearer sk_...`',
+    description:
+      'A workspace API key: `Authorization: Bearer sk_...`. Each operation names its scope (`x-scopes`, any one of them ' +
+      'suffices); a `:write` scope also grants its `:read`. Where the spec\'s table writes a `:write` scope on a read ' +
+      '(GET /tags, /lists, /segments, /custom-fields, /campaigns), that scope is kept and the `:read` one is accepted too.',
   });
   return registry;
 }

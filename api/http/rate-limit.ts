@@ -1,9 +1,10 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError } from '../../core/errors';
+import { AppError, isAppError } from '../../core/errors';
 import { type CostPoints, type LimitState, pointsFor, type RouteCost, tighterOf, workspaceState } from '../../core/request-costs';
 import { principalOf } from './auth';
+import { tellLimit } from './rate-limit-headers';
 
 /**
  * A limiter over one-second windows, counted in Redis so every API replica shares it. When Redis is
@@ -31,9 +32,7 @@ async function spend(from: RateLimiterRedis, key: string, points: number): Promi
 const resetOf = (outcome: RateLimiterRes) => Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
 
 function tell(res: Response, state: LimitState): void {
-  res.setHeader('RateLimit-Limit', String(state.limit));
-  res.setHeader('RateLimit-Remaining', String(state.remaining));
-  res.setHeader('RateLimit-Reset', String(state.resetSeconds));
+  tellLimit(res, state);
   res.locals.rateLimit = state;
 }
 
@@ -42,15 +41,41 @@ function refuse(res: Response, state: LimitState): never {
   throw new AppError('rate_limit_exceeded', 'Rate limit exceeded', { limit: state.limit, retryAfter: state.resetSeconds });
 }
 
-/** The spec's limit: requests per second per key, every route alike. */
-export function rateLimitPerKey(redis: Redis, perSecond: number): RequestHandler {
+/** Counts one request of a key and writes the headers; past the limit, 429. */
+export type KeyCount = (res: Response, keyId: string) => Promise<void>;
+
+/** The spec's limit: requests per second per key, every route alike (and every answer, 404 and 405 included). */
+export function keyLimit(redis: Redis, perSecond: number): KeyCount {
   const perKey = limiter(redis, 'rl:key', perSecond);
-  return async (_req, res, next) => {
-    const { outcome, allowed } = await spend(perKey, principalOf(res).keyId, 1);
+  return async (res, keyId) => {
+    const { outcome, allowed } = await spend(perKey, keyId, 1);
     const state = { limit: perSecond, remaining: Math.max(0, outcome.remainingPoints), resetSeconds: resetOf(outcome) };
     tell(res, state);
     if (!allowed) refuse(res, state);
+  };
+}
+
+export function rateLimitPerKey(count: KeyCount): RequestHandler {
+  return async (_req, res, next) => {
+    await count(res, principalOf(res).keyId);
     next();
+  };
+}
+
+/**
+ * The headers of a request no route takes (an unknown path's 404, a method's 405), whose status stays what it
+ * is: with a valid key the request counts against the key like any other; without one, authentication's
+ * failure has already written the per-address headers of unknown keys (api/http/auth.ts).
+ */
+export function unroutedLimitHeaders(authenticate: RequestHandler, count: KeyCount): (req: Request, res: Response) => Promise<void> {
+  return async (req, res) => {
+    try {
+      await authenticate(req, res, () => undefined);
+    } catch (error) {
+      if (isAppError(error) && error.code === 'unauthorized') return;
+      throw error;
+    }
+    await count(res, principalOf(res).keyId);
   };
 }
 

@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors';
 import { nestedDeeperThan } from '../../core/json-depth';
 import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../core/unsafe-text';
 import { holdsHeavySlot, type RouteCost } from '../../core/request-costs';
-import { grantsAny, type Scope } from '../../core/scopes';
+import { grantsAny, type Scope, widenedWrite } from '../../core/scopes';
 import type { AllowedMethods } from './allowed-methods';
 import { type Principal, principalOf } from './auth';
 import { ErrorSchema, InputErrorSchema } from './openapi';
@@ -179,7 +179,11 @@ export class RouteTable {
     }
     const cost = def.cost ?? 'standard';
     const costText = cost === 'standard' ? '' : ` Cost: ${cost} (spends more of the workspace's request budget${holdsHeavySlot(cost) ? ' and holds one of its slots of heavy work while it runs' : ''}).`;
-    const scopeText = `${scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.'}${costText}`;
+    const widened = widenedWrite(scopes);
+    const literalText = widened
+      ? ` The spec's table writes ${widened} for this read; ${widened.replace(/:write$/, ':read')} is accepted too, as on every such route.`
+      : '';
+    const scopeText = `${scopes.length ? `Scope: ${scopes.join(' or ')}.` : 'Any valid API key.'}${literalText}${costText}`;
     this.deps.registry.registerPath({
       method,
       path: `/api/v1${path.replace(/:(\w+)/g, '{$1}')}`,

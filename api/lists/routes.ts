@@ -1,4 +1,5 @@
 import { ValidationErrorSchema } from '../http/openapi';
+import { literalOrRead } from '../../core/scopes';
 import { created, ok, type RouteTable } from '../http/route';
 import { NamedUpsertedSchema } from '../http/named-upserted-schema';
 import {
@@ -14,7 +15,7 @@ import type { ListService } from './service';
 import { listView } from './views';
 
 export function listRoutes(routes: RouteTable, lists: ListService): void {
-  routes.get('/lists', 'contacts:read', {
+  routes.get('/lists', literalOrRead('contacts:write'), {
     summary: 'List static lists with their member counts, newest first',
     responses: { 200: { description: 'Lists', schema: ListListSchema } },
     handle: async ({ principal }) => ok({ data: (await lists.list(principal.workspaceId)).map(listView) }),

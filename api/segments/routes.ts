@@ -1,4 +1,5 @@
 import { ValidationErrorSchema } from '../http/openapi';
+import { literalOrRead } from '../../core/scopes';
 import { created, ok, type RouteTable } from '../http/route';
 import {
   CreateSegmentBody,
@@ -19,7 +20,7 @@ const INVALID_RULES = {
 };
 
 export function segmentRoutes(routes: RouteTable, segments: SegmentService): void {
-  routes.get('/segments', 'contacts:read', {
+  routes.get('/segments', literalOrRead('contacts:write'), {
     summary: 'List segments, newest first',
     responses: { 200: { description: 'Segments', schema: SegmentListSchema } },
     handle: async ({ principal }) => ok({ data: (await segments.list(principal.workspaceId)).map(segmentView) }),

@@ -1,11 +1,12 @@
 import { created, ok, type RouteTable } from '../http/route';
+import { literalOrRead } from '../../core/scopes';
 import { NamedUpsertedSchema } from '../http/named-upserted-schema';
 import { CreateTagBody, TagDeletedSchema, TagListSchema, TagParams } from './schemas';
 import type { TagService } from './service';
 import { tagView } from './views';
 
 export function tagRoutes(routes: RouteTable, tags: TagService): void {
-  routes.get('/tags', 'contacts:read', {
+  routes.get('/tags', literalOrRead('contacts:write'), {
     summary: 'List tags with how many contacts have each, newest first',
     responses: { 200: { description: 'Tags', schema: TagListSchema } },
     handle: async ({ principal }) => ok({ data: (await tags.list(principal.workspaceId)).map(tagView) }),

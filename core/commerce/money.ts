@@ -10,8 +10,10 @@ export const AMOUNT_DECIMALS = 4;
 /** Below 10^10: the column's precision (14 digits, 4 of them decimals). */
 export const MAX_AMOUNT = 9_999_999_999;
 
-/** The codes this runtime's Intl knows (ISO 4217, current ones), looked up once. */
-const KNOWN_CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+/** The codes this runtime's Intl knows (ISO 4217, current ones, upper-case), looked up once. */
+export const CURRENCY_CODES: readonly string[] = Intl.supportedValuesOf('currency');
+
+const KNOWN_CURRENCIES = new Set(CURRENCY_CODES);
 
 /** `usd` and `USD` are one currency; anything not a current ISO 4217 code is refused (null). */
 export function normaliseCurrency(input: string): string | null {

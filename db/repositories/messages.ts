@@ -230,6 +230,8 @@ export async function moveStatus(
 }
 
 export interface MessageFilters {
+  /** One channel's messages (GET /emails lists email only). */
+  channel?: string;
   status?: string;
   kind?: string;
   campaignId?: string;
@@ -281,6 +283,7 @@ export async function listMessages(db: Sequelize, workspaceId: string, filters: 
     bind.push(value);
     where.push(clause(`$${bind.length}`));
   };
+  if (filters.channel) add((p) => `channel = ${p}`, filters.channel);
   if (filters.status) add((p) => `status = ${p}`, filters.status);
   if (filters.kind) add((p) => `kind = ${p}`, filters.kind);
   if (filters.campaignId) add((p) => `campaign_id = ${p}`, filters.campaignId);

@@ -259,7 +259,11 @@ describe('contacts', () => {
       expect(suppressions.data.map((row) => row.address).sort()).toEqual(['+14155550199', 'gone@example.com']);
 
       const readd = await c.upsert({ identities: [{ channel: 'email', address: 'GONE@example.com' }] });
-      expect(readd).toMatchObject({ status: 409, body: { error: 'suppressed', addresses: ['gone@example.com'] } });
+      // 409 stays for ambiguous_identities alone (the spec): an erased address is an input refused by its field.
+      expect(readd).toMatchObject({
+        status: 422,
+        body: { error: { fieldErrors: { 'identities[0].address': [expect.stringContaining('erased')] } } },
+      });
       expect((await c.call('DELETE', '/suppressions/gone%40example.com')).status).toBe(200);
       expect((await c.upsert({ identities: [{ channel: 'email', address: 'gone@example.com' }] })).status).toBe(201);
     });

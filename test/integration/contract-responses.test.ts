@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { normaliseCurrency } from '../../core/commerce/money';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 
@@ -84,6 +85,28 @@ describe('answers the OpenAPI document promises', () => {
     expect(schemas.CreateSuppression).toMatchObject({ oneOf: expect.any(Array) });
     expect(schemas.SaveTwilioIntegration.properties.whatsappFrom.pattern).toEqual(expect.any(String));
     expect(schemas.CreateAttachment.properties.contentType.pattern).toEqual(expect.any(String));
+  });
+
+  it('operations the fuzzer saw refusing most schema-valid data → the document carries the rule the route checks', async () => {
+    type Node = { properties: Record<string, { pattern?: string; enum?: string[]; multipleOf?: number }>; allOf?: unknown[] };
+    const schemas = ((await api.call('GET', '/api/v1/openapi.json')).body as { components: { schemas: Record<string, Node> } }).components.schemas;
+    // A currency is one of the runtime's ISO 4217 codes, each of which the route accepts; an amount has 4 decimals at most.
+    const currencies = schemas.CommerceOrderRequest.properties.currency.enum ?? [];
+    expect(currencies).toEqual(expect.arrayContaining(['USD', 'EUR', 'JPY']));
+    expect(currencies.filter((code) => normaliseCurrency(code) !== code)).toEqual([]);
+    expect(schemas.CommerceOrderRequest.properties.total.multipleOf).toBe(0.0001);
+    // An email rule's value by its matchType; Matomo's base URL is https.
+    expect(JSON.stringify(schemas.CreateEmailRule.allOf)).toContain('"const":"domain"');
+    expect(schemas.SaveAnalyticsConnection.properties.baseUrl.pattern).toMatch(/^\^https/);
+    // An attribute condition's days only with within_last (segments and journey triggers share it).
+    expect(JSON.stringify(schemas.AttributeCondition.allOf)).toContain('"else":{"not":{"required":["days"]}}');
+    const { apiKey: orderKey } = await createTestWorkspace(api);
+    for (const [currency, total] of [['XOF', 12.3456], ['usd', 0]] as const) {
+      const order = await api.call('POST', '/api/v1/commerce/orders', { key: orderKey, body: { externalId: randomUUID(), total, currency, placedAt: new Date().toISOString() } });
+      expect({ currency, status: order.status }).toEqual({ currency, status: 202 });
+    }
+    const rule = await api.call('POST', '/api/v1/email-rules', { key: orderKey, body: { action: 'block', matchType: 'domain', value: 'spam.example.com' } });
+    expect(rule.status).toBe(201);
   });
 
   it('GET /contacts with a page past what PostgreSQL can skip → 422, not a 500', async () => {

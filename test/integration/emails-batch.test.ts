@@ -111,6 +111,44 @@ describe('POST /emails/batch', () => {
     expect(await usedInPeriod(stack.api.db, workspaceId, usagePeriodAt(new Date()))).toBe(20);
   });
 
+  it('an item\'s bad attachment fails as validation_error with its reason, and the document admits the spec\'s item codes only', async () => {
+    const { apiKey, domain } = await createTestWorkspace(stack.api, { domain: true });
+    const run = `${Date.now()}`;
+    // A signed upload never uploaded: on a single send the attachment files answer attachment_rejected (not_uploaded).
+    const upload = await stack.api.call('POST', '/api/v1/attachments', { key: apiKey, body: { filename: 'r.pdf', contentType: 'application/pdf', size: 10 } });
+    const pendingId = ((upload.body as { attachment?: { id: string }; id?: string }).attachment?.id ?? (upload.body as { id: string }).id) as string;
+    const base = { from: `a@${domain}`, to: 'b@example.org', subject: 'S', text: 'T' };
+    const emails = [
+      { ...base, idempotencyKey: `${run}-exe`, attachments: [{ filename: 'run.exe', content: Buffer.from('MZ').toString('base64') }] },
+      { ...base, idempotencyKey: `${run}-pending`, attachments: [{ id: pendingId }] },
+      { ...base, idempotencyKey: `${run}-unknown`, attachments: [{ id: randomUUID() }] },
+    ];
+    const response = await stack.api.call('POST', '/api/v1/emails/batch', { key: apiKey, body: { emails } });
+    expect(response).toMatchObject({
+      status: 207,
+      body: {
+        accepted: 0,
+        failed: 3,
+        results: [
+          { index: 0, status: 'failed', error: { code: 'validation_error', message: expect.stringMatching(/attachments.*exe/s) } },
+          { index: 1, status: 'failed', error: { code: 'validation_error', message: expect.stringMatching(/uploaded/) } },
+          { index: 2, status: 'failed', error: { code: 'validation_error', message: expect.stringMatching(/no such attachment/) } },
+        ],
+      },
+    });
+    const document = (await stack.api.call('GET', '/api/v1/openapi.json')).body as {
+      components: { schemas: { BatchItemResult: { properties: { error: { properties: { code: { enum?: string[] } } } } } } };
+    };
+    expect(document.components.schemas.BatchItemResult.properties.error.properties.code.enum).toEqual([
+      'validation_error',
+      'domain_not_verified',
+      'suppressed',
+      'template_not_found',
+      'quota_exceeded',
+      'too_many_recipients',
+    ]);
+  });
+
   it('more than 100 emails, or none, is refused as a whole with 422', async () => {
     const { apiKey } = await createTestWorkspace(stack.api);
     const item = { from: 'a@example.com', to: 'x@example.org', subject: 'S', text: 'T', idempotencyKey: 'k'.repeat(10) };

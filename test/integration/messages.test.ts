@@ -110,6 +110,18 @@ describe('POST /messages and GET /messages/:id across channels', () => {
     expect(calls[0].params.text).toBe('&lt;b&gt;not bold&lt;/b&gt;');
   });
 
+  it('GET /emails lists email only: a Telegram message is read at GET /messages/:id and is not among the sends', async () => {
+    const { call, domain } = await workspace();
+    const email = await call('POST', '/messages', { channel: 'email', to: 'list@example.org', from: `a@${domain}`, subject: 'S', text: 'x', idempotencyKey: key() });
+    const chat = await call('POST', '/messages', { channel: 'telegram', to: chatId(), text: 'x', idempotencyKey: key() });
+    expect([email.status, chat.status]).toEqual([202, 202]);
+    const chatMessageId = (chat.body as { id: string }).id;
+    const listed = await call('GET', '/emails');
+    expect(listed).toMatchObject({ status: 200, body: { total: 1, data: [{ id: (email.body as { id: string }).id }] } });
+    expect(JSON.stringify(listed.body)).not.toContain(chatMessageId);
+    expect(await call('GET', `/messages/${chatMessageId}`)).toMatchObject({ status: 200, body: { id: chatMessageId, channel: 'telegram' } });
+  });
+
   it('a repeated idempotencyKey → 200 duplicate with the first id on every channel; a different body says bodyMismatch; the key is shared across channels', async () => {
     const { call, customer, domain } = await workspace();
     const chat = chatId();

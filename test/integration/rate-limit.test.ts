@@ -4,7 +4,7 @@ import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 describe('rate limit: 10 requests per second per key', () => {
   let api: ApiHarness;
   beforeAll(async () => {
-    api = await startApi();
+    api = await startApi({ UNKNOWN_KEYS_PER_IP_PER_MINUTE: '100000' });
   });
   afterAll(() => api.close());
 
@@ -15,6 +15,32 @@ describe('rate limit: 10 requests per second per key', () => {
     expect(response.headers.get('ratelimit-limit')).toBe('10');
     expect(response.headers.get('ratelimit-remaining')).toBe('9');
     expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a 404 of an unknown path and a 405 of a method carry the key\'s headers and count against it', async () => {
+    const { apiKey } = await createTestWorkspace(api);
+    const unknown = await api.call('GET', '/api/v1/no-such-thing', { key: apiKey });
+    const method = await api.call('PUT', '/api/v1/tags', { key: apiKey, body: {} });
+    expect([unknown.status, method.status]).toEqual([404, 405]);
+    expect([unknown, method].map((response) => response.headers.get('ratelimit-limit'))).toEqual(['10', '10']);
+    expect([unknown, method].map((response) => response.headers.get('ratelimit-remaining'))).toEqual(['9', '8']);
+    expect(Number(method.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a 401 (no key, a malformed one, an unknown one) and a keyless 404 or 405 carry the per-address headers of unknown keys', async () => {
+    const responses = [
+      await api.call('GET', '/api/v1/usage', {}),
+      await api.call('GET', '/api/v1/usage', { key: 'not-a-key' }),
+      await api.call('GET', '/api/v1/usage', { key: `sk_${'x'.repeat(40)}` }),
+      await api.call('GET', '/api/v1/no-such-thing', {}),
+      await api.call('PUT', '/api/v1/tags', {}),
+    ];
+    expect(responses.map((response) => response.status)).toEqual([401, 401, 401, 404, 405]);
+    for (const response of responses) {
+      expect(response.headers.get('ratelimit-limit')).toBe('100000');
+      expect(Number(response.headers.get('ratelimit-remaining'))).toBeLessThanOrEqual(100_000);
+      expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+    }
   });
 
   it('the eleventh request within a second answers 429 with Retry-After and the spec body', async () => {

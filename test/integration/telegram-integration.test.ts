@@ -112,6 +112,12 @@ describe('the Telegram integration', () => {
       expect(response).toMatchObject({ status: 503, body: { error: 'service_unavailable', message: 'The Telegram Bot API could not be reached; try again later' } });
       expect(JSON.stringify(response.body)).not.toContain(bot.token.split(':')[1]);
       expect(await sealedRow(workspaceId)).toBeUndefined();
+      // The document names this answer and its body, so a client generated from it expects the 503.
+      const document = (await down.call('GET', '/api/v1/openapi.json')).body as {
+        paths: Record<string, Record<string, { responses: Record<string, { description: string; content?: Record<string, unknown> }> }>>;
+      };
+      const documented = document.paths['/api/v1/integrations/telegram'].put.responses['503'];
+      expect(documented).toMatchObject({ description: expect.stringContaining('Telegram Bot API'), content: { 'application/json': expect.anything() } });
     } finally {
       await down.close();
     }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from '../../http/formats';
+import { HTTPS_URL_PATTERN, text } from '../../http/formats';
 
 /** Goal ids a connection names; more is a misconfiguration, not a site. */
 export const MAX_GOAL_NAMES = 500;
@@ -10,6 +10,7 @@ export const SaveAnalyticsConnectionBody = z
     baseUrl: z
       .string()
       .max(2000)
+      .meta({ pattern: HTTPS_URL_PATTERN })
       .describe('The Matomo installation, such as https://stats.example.com/ (https, public addresses only)'),
     siteId: z.int().min(1).max(2_147_483_647).describe('The Matomo site (idSite) whose conversions are read'),
     tokenAuth: z.string().min(1).max(200).describe('A Matomo auth token with view access to the site; checked with Matomo, stored encrypted, never shown again'),

@@ -1,3 +1,4 @@
+import { ErrorSchema } from '../../http/openapi';
 import { ok, type RouteTable } from '../../http/route';
 import { SaveTelegramIntegrationBody, TelegramIntegrationSchema } from './schemas';
 import type { TelegramIntegrationService } from './service';
@@ -11,7 +12,10 @@ export function telegramIntegrationRoutes(routes: RouteTable, telegram: Telegram
       200: { description: 'Connected (the token is never shown again)', schema: TelegramIntegrationSchema },
       409: { description: 'The bot is connected to another workspace' },
       422: { description: 'Telegram refused the token (botToken), or refused the update webhook under PUBLIC_BASE_URL' },
-      503: { description: 'The Telegram Bot API could not be reached' },
+      503: {
+        description: 'service_unavailable: the Telegram Bot API could not be reached or did not answer in time; nothing is stored, try again later',
+        schema: ErrorSchema,
+      },
     },
     handle: async ({ principal, body }) => ok(telegramIntegrationView(await telegram.save(principal.workspaceId, body))),
   });

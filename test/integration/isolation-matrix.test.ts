@@ -211,6 +211,7 @@ describe('workspaces are isolated on every route', () => {
     'PATCH /templates/{id}': { name: 'taken' },
     'POST /templates/{id}/render': {},
     'PATCH /webhooks/{id}': { description: 'taken' },
+    'PUT /attachments/{id}': { content: Buffer.from('taken').toString('base64') },
   };
 
   async function workspace(): Promise<Owner> {

@@ -58,6 +58,16 @@ function rendererBusy(maxQueue: number | undefined): AppError {
   });
 }
 
+/**
+ * What a render may build, in characters, from the thread's memory: an eighth of it, so that with strings
+ * of two bytes a character, the pieces' outputs and the page put together from them (tracking, the text
+ * part) stay well inside the heap. The heap limit itself is the last resort, not the budget: a thread that
+ * reaches it can bring down the process rather than only itself.
+ */
+function memoryCharsOf(memoryMb: number): number {
+  return Math.floor((memoryMb * 1024 * 1024) / 8);
+}
+
 function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 }
@@ -120,7 +130,12 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     });
     let outcome: RenderOutcome;
     try {
-      const task: RenderTask = { version: contentOf(version), variables, options: renderOptions, started: started.port2 };
+      const task: RenderTask = {
+        version: contentOf(version),
+        variables,
+        options: { ...renderOptions, memoryChars: memoryCharsOf(options.memoryMb) },
+        started: started.port2,
+      };
       outcome = await pool.run(task, { transferList: [started.port2], signal: budget.signal });
     } catch (error) {
       if (budget.signal.aborted) throw overBudget(`${options.timeoutMs} ms`);

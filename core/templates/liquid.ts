@@ -91,9 +91,33 @@ export function liquidVariables(parsed: Template[], escaping: Escaping): string[
   return engines[escaping].globalFullVariablesSync(parsed);
 }
 
+/**
+ * What one render of a template may allocate across all its pieces (subject, body, each block, each
+ * channel's text), in string characters as liquidjs counts them, shared by the pieces as they render.
+ * liquidjs' own limit is per piece (OPTIONS.memoryLimit), so a blocks template of a hundred pieces could
+ * build gigabytes; a render thread's heap is far smaller, and a thread that runs into its heap limit can
+ * take the whole process down with it (V8's fatal out-of-memory) instead of only stopping itself.
+ */
+export class RenderMemory {
+  constructor(
+    readonly limit: number,
+    public remaining = limit,
+  ) {}
+}
+
 export interface RenderLiquidOptions {
   /** An unknown variable is an error instead of an empty string. */
   strict?: boolean;
+  /** The render's memory, shared with its other pieces; without it only liquidjs' per-piece limit applies. */
+  memory?: RenderMemory;
+}
+
+function overMemory(memory: RenderMemory): AppError {
+  return new AppError('template_invalid', `The template exceeded its render budget (${memory.limit} characters of memory)`, {
+    field: null,
+    line: null,
+    column: null,
+  });
 }
 
 export function renderLiquid(
@@ -104,9 +128,19 @@ export function renderLiquid(
   options: RenderLiquidOptions = {},
 ): string {
   const parsed = parseLiquid(source, escaping, field);
+  const { memory } = options;
+  let output: string;
   try {
-    return String(engines[escaping].renderSync(parsed, variables, { strictVariables: options.strict ?? false }));
+    const memoryLimit = memory ? Math.min(OPTIONS.memoryLimit ?? Infinity, Math.max(memory.remaining, 0)) : undefined;
+    output = String(engines[escaping].renderSync(parsed, variables, { strictVariables: options.strict ?? false, ...(memoryLimit === undefined ? {} : { memoryLimit }) }));
   } catch (error) {
+    if (memory && error instanceof LiquidError && error.message.includes('memory alloc limit exceeded')) throw overMemory(memory);
     throw templateInvalid(problemFrom(field, error));
   }
+  // The pieces' outputs stay alive until the page is put together: each one is spent from the render's memory.
+  if (memory) {
+    memory.remaining -= output.length;
+    if (memory.remaining < 0) throw overMemory(memory);
+  }
+  return output;
 }

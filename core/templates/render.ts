@@ -1,7 +1,7 @@
 import { escapingFor, parseBlocks } from './blocks';
 import { type ChannelText, chatChannelsOf, type TemplateVersionContent } from './content';
 import { blocksDocument, markdownDocument } from './email-html';
-import { renderLiquid } from './liquid';
+import { type RenderLiquidOptions, RenderMemory, renderLiquid } from './liquid';
 import { htmlToPlainText } from './plain-text';
 
 export interface RenderedTemplate {
@@ -18,6 +18,8 @@ export interface RenderedTemplate {
 export interface RenderOptions {
   /** A variable the content uses but `variables` lacks is an error (422 template_invalid) instead of empty. */
   strict?: boolean;
+  /** What the whole render may allocate, in characters (liquid.ts RenderMemory); per piece only when absent. */
+  memoryChars?: number;
 }
 
 /** Subjects are one header line: a variable holding a line break must not start another header. */
@@ -28,7 +30,7 @@ function oneLine(value: string): string {
 function renderBody(
   version: TemplateVersionContent,
   variables: Record<string, unknown>,
-  options: RenderOptions,
+  options: RenderLiquidOptions,
 ): { html: string | null; text: string } {
   switch (version.format) {
     case 'text':
@@ -57,8 +59,10 @@ function renderBody(
 export function renderTemplate(
   version: TemplateVersionContent,
   variables: Record<string, unknown>,
-  options: RenderOptions = {},
+  renderOptions: RenderOptions = {},
 ): RenderedTemplate {
+  const { memoryChars, ...rest } = renderOptions;
+  const options: RenderLiquidOptions = { ...rest, ...(memoryChars === undefined ? {} : { memory: new RenderMemory(memoryChars) }) };
   const subject = version.subject === null ? null : oneLine(renderLiquid(version.subject, variables, 'text', 'subject', options));
   const { html, text } = renderBody(version, variables, options);
   const chats = chatChannelsOf(version.channels);

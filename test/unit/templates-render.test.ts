@@ -203,3 +203,24 @@ describe('plain text derived from HTML', () => {
     expect(htmlToPlainText('<p><a href="https://example.com">https://example.com</a></p>')).toBe('https://example.com');
   });
 });
+
+describe('the memory one render may use', () => {
+  /** Each block builds a string of 10 × 2^14 = 163,840 characters: far under liquidjs' own limit per piece. */
+  const bigBlock = { type: 'heading', text: '{% assign s = "xxxxxxxxxx" %}{% for a in (1..14) %}{% assign s = s | append: s %}{% endfor %}{{ s }}' };
+  const blocks = (count: number) => version({ format: 'blocks', body: JSON.stringify(Array.from({ length: count }, () => bigBlock)) });
+
+  it('pieces that each fit but together pass the render\'s memory → 422 template_invalid naming the render budget', () => {
+    expect(renderTemplate(blocks(20), {}).html?.length).toBeGreaterThan(20 * 163_840);
+    const error = thrown(() => renderTemplate(blocks(20), {}, { memoryChars: 1_000_000 }));
+    expect(error).toMatchObject({ code: 'template_invalid', message: expect.stringContaining('render budget (1000000 characters') });
+  });
+
+  it('one piece that builds past what is left → the same 422, before the string is made', () => {
+    const error = thrown(() => renderTemplate(version({ format: 'text', body: bigBlock.text }), {}, { memoryChars: 100_000 }));
+    expect(error).toMatchObject({ code: 'template_invalid', message: expect.stringContaining('render budget') });
+  });
+
+  it('a render within its memory is unchanged by the budget', () => {
+    expect(renderTemplate(blocks(2), {}, { memoryChars: 1_000_000 })).toEqual(renderTemplate(blocks(2), {}));
+  });
+});

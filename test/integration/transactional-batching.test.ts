@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { connectTemporal } from '../../temporal/connection';
@@ -102,6 +103,31 @@ describe('adaptive batching of transactional mail', () => {
     }
     const byWorkspace = await workflowsFound(`WorkspaceId = "${backlogged.workspaceId}" AND Kind = "transactional"`);
     expect(byWorkspace.sort()).toEqual([...backlogged.carriers.keys()].sort());
+  });
+
+  it('a batch found by MessageIds and reset to its first workflow task (as from the Temporal UI) sends no second copy', async () => {
+    const [messageId] = backlogged.ids;
+    const [workflowId] = await workflowsFound(`MessageIds = "${messageId}"`);
+    const members = backlogged.carriers.get(workflowId) ?? [];
+    expect(members.length).toBeGreaterThan(1);
+    const handle = client.workflow.getHandle(workflowId);
+    await handle.result();
+    const { runId } = await handle.describe();
+    const firstTask = ((await handle.fetchHistory()).events ?? []).find((event) => event.workflowTaskCompletedEventAttributes);
+    const reset = await client.workflowService.resetWorkflowExecution({
+      namespace: stack.api.config.TEMPORAL_NAMESPACE,
+      workflowExecution: { workflowId, runId },
+      reason: 'test: reset a transactional batch to its first workflow task',
+      workflowTaskFinishEventId: firstTask?.eventId,
+      requestId: randomUUID(),
+    });
+    expect(reset.runId).not.toBe(runId);
+    // The new run delivers the batch again: every message already has its provider id, so each counts as
+    // sent and none reaches the provider.
+    expect(await client.workflow.getHandle(workflowId, reset.runId ?? undefined).result()).toEqual({ sent: members.length, failed: 0 });
+    const received = stack.sink.received.filter((mail) => mail.recipients[0]?.startsWith('burst-'));
+    expect(received).toHaveLength(150);
+    expect([...(await sentEvents(members)).values()]).toEqual(members.map(() => 1));
   });
 
   it("a shallow outbox keeps one send:<id> workflow per message, beside another workspace's backlog", async () => {

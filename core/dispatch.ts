@@ -99,7 +99,7 @@ export function fairShares(capacity: number, workspaces: readonly WaitingWorkspa
 /**
  * Transactional messages of a workspace under a backlog travel in batch workflows of at most this many.
  * Each batch carries its messages' ids in the `MessageIds` search attribute, and Temporal refuses a search
- * attribute value over 2 KB (frontend.searchAttributesSizeOfValueLimit, also Temporal Cloud's): 50 ids of
+ * attribute value over 2 KB (frontend.searchAttributesSizeOfValueLimit's default): 50 ids of
  * 36 characters, quoted, are 1,951 bytes of JSON.
  */
 export const TRANSACTIONAL_BATCH_SIZE = 50;

@@ -15,6 +15,7 @@ import {
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
 import { startSendBatchWorkflow, startSendWorkflow } from '../temporal/sends';
+import { startRefused } from '../temporal/start-once';
 import { handOver, type OutboxLoop, runOutboxLoop, whileLeased } from './outbox-loop';
 
 export interface DispatcherOptions {
@@ -123,12 +124,23 @@ export async function startClaimed(
     for (const item of started) waiting.delete(item.messageId);
     return renewDispatchLease(options.db, [...waiting], DISPATCH_LEASE_MS);
   };
+  const startOne = async (message: DispatchedMessage) => {
+    const workflowId = await startSendWorkflow(options.client, options.taskQueuePrefix, message);
+    started.push({ messageId: message.messageId, workflowId, round: message.round });
+  };
   await whileLeased(LEASE_RENEW_MS, renew, () =>
     handOver(units, CONCURRENT_STARTS, async (unit) => {
-      const workflowId = dispatchClass === 'transactional' && !inBatches.has(unit[0].messageId)
-        ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
-        : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-      for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
+      if (dispatchClass === 'transactional' && !inBatches.has(unit[0].messageId)) return startOne(unit[0]);
+      try {
+        const workflowId = await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
+        for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
+      } catch (err) {
+        if (dispatchClass === 'bulk' || !startRefused(err)) throw err;
+        // A cluster without the MessageIds search attribute refuses every transactional batch: its messages
+        // go one workflow each, as before batching, rather than wait in the outbox while the refusal repeats.
+        options.logger.error({ err, workspaceId: unit[0].workspaceId }, 'dispatcher: Temporal refused a transactional batch (is the MessageIds search attribute registered? docs/delivery.md#search-attributes); starting its messages one workflow each');
+        for (const message of unit) await startOne(message);
+      }
     }, (err, unit) => {
       // The lease keeps the rows until it ends; the next round after that starts them.
       options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');

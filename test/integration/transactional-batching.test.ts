@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowClient } from '@temporalio/client';
+import { defineSearchAttributeKey, type SearchAttributePair, SearchAttributeType } from '@temporalio/common';
+import { pino } from 'pino';
 import { QueryTypes } from 'sequelize';
 import { connectTemporal } from '../../temporal/connection';
 import { registerSearchAttributes } from '../../scripts/search-attributes';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
+import { dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
+import { sendBatchWorkflow } from '../../workflows/send-batch';
 
 // Adaptive batching (docs/delivery.md): a workspace's transactional backlog travels in batch workflows, a
 // shallow outbox keeps one send:<id> workflow per message. A provider of 100/s with a 0.5 s lead time: 50
@@ -145,5 +149,27 @@ describe('adaptive batching of transactional mail', () => {
     expect([...byWorkflow.keys()].sort()).toEqual(ids.map((id) => `send:${id}`).sort());
     // Meanwhile the busy workspace's backlog went in batches.
     expect([...(await carriers(busy.workspaceId)).keys()].some((workflowId) => workflowId.startsWith('send-batch:'))).toBe(true);
+  });
+
+  it('a Temporal that refuses batch starts (a search attribute it does not know) still gets every message, one send:<id> each', async () => {
+    // The real server refuses: batch starts are sent with one more attribute, which no namespace has.
+    const unknown = defineSearchAttributeKey('BatchingTestNeverRegistered', SearchAttributeType.KEYWORD);
+    const realStart = client.workflow.start.bind(client.workflow) as (workflow: unknown, options: { typedSearchAttributes?: SearchAttributePair[] }) => Promise<unknown>;
+    const start = ((workflow: unknown, options: { typedSearchAttributes?: SearchAttributePair[] }) =>
+      realStart(workflow, workflow === sendBatchWorkflow ? { ...options, typedSearchAttributes: [...(options.typedSearchAttributes ?? []), { key: unknown, value: 'x' }] } : options)
+    ) as unknown as WorkflowClient['start'];
+    const refusing = Object.assign(Object.create(client) as Client, { workflow: Object.assign(Object.create(client.workflow) as WorkflowClient, { start }) });
+    const workspace = await sender();
+    await stack.stopDispatcher();
+    const ids = await queueMessages(stack.api.db, workspace.workspaceId, { kind: 'transactional', count: 60, from: workspace.from, toPrefix: 'refused' });
+    const config = stack.api.config;
+    const dispatcher = runDispatcher({ db: stack.api.db, client: refusing, taskQueuePrefix: config.TASK_QUEUE_PREFIX, logger: pino({ level: 'silent' }), channels: dispatcherChannels(config), intervalMs: 50 });
+    try {
+      for (const id of ids) expect(await stack.waitForStatus(workspace.workspaceId, id, ['sent', 'failed'], 60_000)).toBe('sent');
+    } finally {
+      await dispatcher.stop();
+      stack.startDispatcher();
+    }
+    expect([...(await carriers(workspace.workspaceId)).keys()].sort()).toEqual(ids.map((id) => `send:${id}`).sort());
   });
 });

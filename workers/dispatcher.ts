@@ -105,6 +105,35 @@ export interface Dispatch {
   gathering: Map<string, number>;
 }
 
+type Started = { messageId: string; workflowId: string; round: number };
+
+/** A message's own `send:<id>` workflow. */
+async function startOne(options: DispatcherOptions, message: DispatchedMessage): Promise<Started[]> {
+  const workflowId = await startSendWorkflow(options.client, options.taskQueuePrefix, message);
+  return [{ messageId: message.messageId, workflowId, round: message.round }];
+}
+
+/**
+ * A batch's workflow. Temporal refuses a transactional batch outright when the cluster lacks the MessageIds
+ * search attribute: its messages then go one workflow each, as before batching, rather than wait in the
+ * outbox while the refusal repeats every round.
+ */
+async function startBatch(options: DispatcherOptions, dispatchClass: DispatchClass, batch: DispatchedMessage[]): Promise<Started[]> {
+  try {
+    const workflowId = await startSendBatchWorkflow(options.client, options.taskQueuePrefix, batch);
+    return batch.map((message) => ({ messageId: message.messageId, workflowId, round: message.round }));
+  } catch (err) {
+    if (dispatchClass === 'bulk' || !startRefused(err)) throw err;
+    options.logger.error(
+      { err, workspaceId: batch[0].workspaceId },
+      'dispatcher: Temporal refused a transactional batch (is the MessageIds search attribute registered? docs/delivery.md#search-attributes); starting its messages one workflow each',
+    );
+    const started: Started[] = [];
+    for (const message of batch) started.push(...(await startOne(options, message)));
+    return started;
+  }
+}
+
 /**
  * Starts the claimed messages' workflows and marks them dispatched: one per bulk batch, and one per
  * transactional message unless `batched` names it (adaptive batching: then its workspace's messages of the
@@ -113,7 +142,7 @@ export interface Dispatch {
 export async function startClaimed(
   options: DispatcherOptions, dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number, batched: DispatchedMessage[][] = [],
 ): Promise<number> {
-  const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
+  const started: Started[] = [];
   const inBatches = new Set(batched.flat().map((message) => message.messageId));
   const units = dispatchClass === 'transactional'
     ? [...batched, ...messages.filter((message) => !inBatches.has(message.messageId)).map((message) => [message])]
@@ -124,23 +153,10 @@ export async function startClaimed(
     for (const item of started) waiting.delete(item.messageId);
     return renewDispatchLease(options.db, [...waiting], DISPATCH_LEASE_MS);
   };
-  const startOne = async (message: DispatchedMessage) => {
-    const workflowId = await startSendWorkflow(options.client, options.taskQueuePrefix, message);
-    started.push({ messageId: message.messageId, workflowId, round: message.round });
-  };
   await whileLeased(LEASE_RENEW_MS, renew, () =>
     handOver(units, CONCURRENT_STARTS, async (unit) => {
-      if (dispatchClass === 'transactional' && !inBatches.has(unit[0].messageId)) return startOne(unit[0]);
-      try {
-        const workflowId = await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-        for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
-      } catch (err) {
-        if (dispatchClass === 'bulk' || !startRefused(err)) throw err;
-        // A cluster without the MessageIds search attribute refuses every transactional batch: its messages
-        // go one workflow each, as before batching, rather than wait in the outbox while the refusal repeats.
-        options.logger.error({ err, workspaceId: unit[0].workspaceId }, 'dispatcher: Temporal refused a transactional batch (is the MessageIds search attribute registered? docs/delivery.md#search-attributes); starting its messages one workflow each');
-        for (const message of unit) await startOne(message);
-      }
+      const alone = dispatchClass === 'transactional' && !inBatches.has(unit[0].messageId);
+      started.push(...(alone ? await startOne(options, unit[0]) : await startBatch(options, dispatchClass, unit)));
     }, (err, unit) => {
       // The lease keeps the rows until it ends; the next round after that starts them.
       options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');

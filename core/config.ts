@@ -96,6 +96,12 @@ export const configSchema = z.object({
   SEND_IN_FLIGHT_MAX: z.coerce.number().int().positive().default(400),
   BULK_LEAD_TIME_MS: z.coerce.number().int().positive().default(30_000),
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(500),
+  /**
+   * Adaptive batching (docs/delivery.md): a workspace with at least this many transactional messages waiting
+   * on a channel sends them in batch workflows (carrying their ids in MessageIds); below it, one send:<id>
+   * workflow each. 0 keeps one workflow per message always.
+   */
+  SEND_BATCH_THRESHOLD: z.coerce.number().int().min(0).default(20),
   /** Whether this worker runs the dispatchers, of messages, of webhook deliveries and of inbound mail whose workflow did not start (at least one must; it is safe on all of them). */
   SEND_DISPATCHER: booleanString.default(true),
   /** How often an idle dispatcher looks for new messages (and webhook deliveries): the most one waits to be started. */

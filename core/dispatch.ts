@@ -95,3 +95,61 @@ export function fairShares(capacity: number, workspaces: readonly WaitingWorkspa
   const total = workspaces.reduce((sum, workspace) => sum + workspace.weight, 0);
   return workspaces.map((workspace) => Math.max(1, Math.ceil((capacity * workspace.weight) / total)));
 }
+
+/**
+ * Transactional messages of a workspace under a backlog travel in batch workflows of at most this many.
+ * Each batch carries its messages' ids in the `MessageIds` search attribute, and Temporal refuses a search
+ * attribute value over 2 KB (frontend.searchAttributesSizeOfValueLimit's default): 50 ids of
+ * 36 characters, quoted, are 1,951 bytes of JSON.
+ */
+export const TRANSACTIONAL_BATCH_SIZE = 50;
+
+/**
+ * A backlogged workspace's transactional messages wait for this much of a batch before they start (unless
+ * they waited `BATCH_DEFERRAL_MS` already): as the provider frees a few slots per round, starting at once
+ * would make a batch workflow of every few messages, and Temporal's cost per workflow (not per message) is
+ * what held transactional bursts at 14–18/s (issue 33). Half a batch, or half the bound when that is smaller.
+ */
+export function transactionalBatchMinimum(bound: number): number {
+  return Math.max(1, Math.ceil(Math.min(TRANSACTIONAL_BATCH_SIZE, bound) / 2));
+}
+
+/** The longest a backlogged workspace's claimed messages are put back to gather into a bigger batch. */
+export const BATCH_DEFERRAL_MS = 250;
+
+/** How a round's transactional messages go: each in its own workflow, in batches, or back to the outbox for now. */
+export interface TransactionalPlan {
+  single: DispatchedMessage[];
+  batches: DispatchedMessage[][];
+  deferred: DispatchedMessage[];
+}
+
+/**
+ * Adaptive batching (docs/delivery.md): a workspace whose transactional outbox is shallow keeps one
+ * `send:<id>` workflow per message (the lowest latency); one with a backlog (`backlogged`: at least
+ * SEND_BATCH_THRESHOLD waiting) sends this round's messages in batch workflows of at most
+ * TRANSACTIONAL_BATCH_SIZE, or defers them when there are fewer than `minimum` and `mayDefer` allows it.
+ * Which messages a round claimed, and so fairness between workspaces, is decided before this.
+ */
+export function planTransactional(
+  messages: readonly DispatchedMessage[],
+  backlogged: ReadonlySet<string>,
+  minimum: number,
+  mayDefer: (workspaceId: string) => boolean,
+): TransactionalPlan {
+  const plan: TransactionalPlan = { single: [], batches: [], deferred: [] };
+  const groups = new Map<string, DispatchedMessage[]>();
+  for (const message of messages) {
+    if (!backlogged.has(message.workspaceId)) plan.single.push(message);
+    else groups.set(message.workspaceId, [...(groups.get(message.workspaceId) ?? []), message]);
+  }
+  for (const [workspaceId, group] of groups) {
+    if (group.length < minimum && mayDefer(workspaceId)) plan.deferred.push(...group);
+    else plan.batches.push(...chunksOf(group, TRANSACTIONAL_BATCH_SIZE));
+  }
+  return plan;
+}
+
+export function chunksOf<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+}

@@ -5,6 +5,7 @@ import { loadConfig } from '../core/config';
 import { connectTemporal } from '../temporal/connection';
 import { ChildSupervisor } from './child-supervisor';
 import { portAnswers } from './port-probe';
+import { registerSearchAttributes } from './search-attributes';
 import { devServerArgs, temporalCliPath } from './temporal-cli';
 import { LOCAL_AWS_PORT, useLocalAwsStandIn } from './local-aws';
 
@@ -41,6 +42,22 @@ async function temporalAnswers(timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/**
+ * A dev server left running, or one an older checkout started, may lack a newer search attribute; a cluster
+ * that refuses (Temporal Cloud registers them in its own console) is only told about (docs/delivery.md).
+ */
+async function registerMissingSearchAttributes(): Promise<void> {
+  const client = await connectTemporal(config);
+  try {
+    const added = await registerSearchAttributes(client, config.TEMPORAL_NAMESPACE);
+    if (added.length) console.log(`Temporal search attributes registered: ${added.join(', ')}`);
+  } catch (err) {
+    console.warn(`Could not register the Temporal search attributes (docs/delivery.md#search-attributes): ${(err as Error).message}`);
+  } finally {
+    await client.connection.close();
+  }
+}
+
 const startedServices = !services('status').includes('postgres: running');
 
 async function stop(code: number): Promise<void> {
@@ -69,6 +86,7 @@ async function main(): Promise<void> {
     if (!(await temporalAnswers(60_000))) throw new Error(`Temporal did not start at ${config.TEMPORAL_ADDRESS}`);
     temporalUi = `http://localhost:${uiPort}`;
   }
+  await registerMissingSearchAttributes();
 
   // Without a real AWS endpoint configured, S3 (attachments) and SES go to the local stand-in.
   if (useLocalAwsStandIn(process.env)) {

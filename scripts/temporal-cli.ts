@@ -18,7 +18,10 @@ export const SEARCH_ATTRIBUTES = [
   'ContactId',
   'Channel',
   'Kind',
-].map((name) => `${name}=Keyword`);
+].map((name) => `${name}=Keyword`).concat(
+  // The messages a batch workflow carries (temporal/search-attributes.ts).
+  'MessageIds=KeywordList',
+);
 
 /**
  * Task-queue priority and fairness (docs/delivery.md): the server of Temporal CLI 1.5.1 (1.29) honours the

@@ -34,6 +34,8 @@ npm run --silent lint:imports
 tsx scripts/migrate.ts >/dev/null
 tsx scripts/test-template-db.ts
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
+# A dev server that was already running may predate a search attribute (scripts/search-attributes.ts).
+tsx scripts/search-attributes.ts
 wait_port "$moto_port" "the AWS stand-in"
 status=0
 # --forceExit: a failing test that leaves a socket open must still end the run (and CI) promptly.

@@ -16,11 +16,21 @@ export const SEARCH_ATTRIBUTE = {
   Kind: defineSearchAttributeKey('Kind', SearchAttributeType.KEYWORD),
 } as const;
 
+/**
+ * The messages a batch workflow carries, so `MessageIds = "<id>"` finds the batch that carried a message
+ * whose workflow is not its own `send:<id>` (docs/delivery.md). A keyword list: Temporal matches any element.
+ */
+export const MESSAGE_IDS = defineSearchAttributeKey('MessageIds', SearchAttributeType.KEYWORD_LIST);
+
 export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTE;
 
 /** The pairs for the values given; absent and null values are left out (Temporal has no null keyword). */
-export function searchAttributes(values: Partial<Record<SearchAttributeName, string | null | undefined>>): SearchAttributePair[] {
-  return (Object.entries(values) as Array<[SearchAttributeName, string | null | undefined]>).flatMap(([name, value]) =>
+export function searchAttributes(
+  values: Partial<Record<SearchAttributeName, string | null | undefined>>,
+  messageIds?: readonly string[],
+): SearchAttributePair[] {
+  const keywords = (Object.entries(values) as Array<[SearchAttributeName, string | null | undefined]>).flatMap(([name, value]) =>
     value ? [{ key: SEARCH_ATTRIBUTE[name], value }] : [],
   );
+  return messageIds?.length ? [...keywords, { key: MESSAGE_IDS, value: [...messageIds] }] : keywords;
 }

@@ -38,8 +38,12 @@ export async function startSendWorkflow(client: Client, taskQueuePrefix: string,
 }
 
 /**
- * One batch of bulk messages (a campaign's or a journey's) of one workspace: one workflow and one delivery
- * activity call for the whole batch, each message still claimed and recorded on its own.
+ * One batch of messages of one workspace and kind: bulk ones (a campaign's or a journey's), or transactional
+ * ones of a backlogged workspace (adaptive batching, docs/delivery.md): one workflow and one delivery
+ * activity call for the whole batch, each message still claimed and recorded on its own. A transactional
+ * batch names its messages in `MessageIds` (at most TRANSACTIONAL_BATCH_SIZE, within Temporal's 2 KB per
+ * value), so an operator looking for a receipt finds the batch that carried it; a bulk batch of up to
+ * 1,000 would not fit, and its messages are found by CampaignId or EnrollmentId.
  */
 export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: string, batch: DispatchedMessage[]): Promise<string> {
   const [first] = batch;
@@ -57,7 +61,7 @@ export async function startSendBatchWorkflow(client: Client, taskQueuePrefix: st
         Channel: first.channel,
         CampaignId: first.campaignId,
         EnrollmentId: first.enrollmentId,
-      }),
+      }, first.kind === 'transactional' ? batch.map((message) => message.messageId) : undefined),
     }),
   );
   return workflowId;

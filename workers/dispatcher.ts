@@ -2,14 +2,20 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
-import { type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim } from '../core/dispatch';
+import {
+  BATCH_DEFERRAL_MS, chunksOf, type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim, planTransactional,
+  transactionalBatchMinimum,
+} from '../core/dispatch';
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
-import { claimFairly, findExpiredWaiting, markDispatched, renewDispatchLease } from '../db/repositories/dispatch-queue';
+import {
+  backloggedWorkspaces, claimFairly, findExpiredWaiting, markDispatched, releaseDispatchLease, renewDispatchLease,
+} from '../db/repositories/dispatch-queue';
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
 import { startSendBatchWorkflow, startSendWorkflow } from '../temporal/sends';
+import { startRefused } from '../temporal/start-once';
 import { handOver, type OutboxLoop, runOutboxLoop, whileLeased } from './outbox-loop';
 
 export interface DispatcherOptions {
@@ -17,8 +23,11 @@ export interface DispatcherOptions {
   client: Client;
   taskQueuePrefix: string;
   logger: Logger;
-  /** Each channel the engine delivers, with what its provider takes. */
-  channels: Array<{ channel: string } & InFlightSettings>;
+  /**
+   * Each channel the engine delivers, with what its provider takes, and from how many transactional messages
+   * waiting a workspace's travel in batch workflows (SEND_BATCH_THRESHOLD; 0 or absent: never).
+   */
+  channels: Array<{ channel: string; batchThreshold?: number } & InFlightSettings>;
   /** Time between rounds when nothing was waiting or everything was in flight. */
   intervalMs: number;
   /** While a provider route is down: how often one message goes through as a probe, and when waiting ones end failed. */
@@ -40,6 +49,7 @@ export function dispatcherChannels(config: Config): DispatcherOptions['channels'
     batchSize: config.BULK_BATCH_SIZE,
     minimum: config.SEND_IN_FLIGHT_MIN,
     maximum: config.SEND_IN_FLIGHT_MAX,
+    batchThreshold: config.SEND_BATCH_THRESHOLD,
   };
   return [
     { channel: 'email', ratePerSecond: config.SEND_RATE_PER_SECOND, ...shared },
@@ -77,7 +87,7 @@ function batchesOf(messages: readonly DispatchedMessage[], size: number): Dispat
     if (group) group.push(message);
     else groups.set(key, [message]);
   }
-  return [...groups.values()].flatMap((group) => Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size)));
+  return [...groups.values()].flatMap((group) => chunksOf(group, size));
 }
 
 /** A dispatcher's settings and what it remembers between rounds. */
@@ -91,12 +101,52 @@ export interface Dispatch {
   /** Channels whose whole route was down in the last round, and when each came back. */
   down: Set<string>;
   closedAt: Map<string, number>;
+  /** Per channel and backlogged workspace, since when its claimed messages have been put back to gather a batch. */
+  gathering: Map<string, number>;
 }
 
-/** Starts the claimed messages' workflows (one per transactional message, one per bulk batch) and marks them dispatched. */
-export async function startClaimed(options: DispatcherOptions, dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number): Promise<number> {
-  const started: Array<{ messageId: string; workflowId: string; round: number }> = [];
-  const units = dispatchClass === 'transactional' ? messages.map((message) => [message]) : batchesOf(messages, batchSize);
+type Started = { messageId: string; workflowId: string; round: number };
+
+/** A message's own `send:<id>` workflow. */
+async function startOne(options: DispatcherOptions, message: DispatchedMessage): Promise<Started[]> {
+  const workflowId = await startSendWorkflow(options.client, options.taskQueuePrefix, message);
+  return [{ messageId: message.messageId, workflowId, round: message.round }];
+}
+
+/**
+ * A batch's workflow. Temporal refuses a transactional batch outright when the cluster lacks the MessageIds
+ * search attribute: its messages then go one workflow each, as before batching, rather than wait in the
+ * outbox while the refusal repeats every round.
+ */
+async function startBatch(options: DispatcherOptions, dispatchClass: DispatchClass, batch: DispatchedMessage[]): Promise<Started[]> {
+  try {
+    const workflowId = await startSendBatchWorkflow(options.client, options.taskQueuePrefix, batch);
+    return batch.map((message) => ({ messageId: message.messageId, workflowId, round: message.round }));
+  } catch (err) {
+    if (dispatchClass === 'bulk' || !startRefused(err)) throw err;
+    options.logger.error(
+      { err, workspaceId: batch[0].workspaceId },
+      'dispatcher: Temporal refused a transactional batch (is the MessageIds search attribute registered? docs/delivery.md#search-attributes); starting its messages one workflow each',
+    );
+    const started: Started[] = [];
+    for (const message of batch) started.push(...(await startOne(options, message)));
+    return started;
+  }
+}
+
+/**
+ * Starts the claimed messages' workflows and marks them dispatched: one per bulk batch, and one per
+ * transactional message unless `batched` names it (adaptive batching: then its workspace's messages of the
+ * round travel in batch workflows).
+ */
+export async function startClaimed(
+  options: DispatcherOptions, dispatchClass: DispatchClass, messages: DispatchedMessage[], batchSize: number, batched: DispatchedMessage[][] = [],
+): Promise<number> {
+  const started: Started[] = [];
+  const inBatches = new Set(batched.flat().map((message) => message.messageId));
+  const units = dispatchClass === 'transactional'
+    ? [...batched, ...messages.filter((message) => !inBatches.has(message.messageId)).map((message) => [message])]
+    : batchesOf(messages, batchSize);
   // Keeps the round's rows while it starts their workflows: the lease is short so a dead round's rows free fast.
   const renew = () => {
     const waiting = new Set(messages.map((message) => message.messageId));
@@ -105,10 +155,8 @@ export async function startClaimed(options: DispatcherOptions, dispatchClass: Di
   };
   await whileLeased(LEASE_RENEW_MS, renew, () =>
     handOver(units, CONCURRENT_STARTS, async (unit) => {
-      const workflowId = dispatchClass === 'transactional'
-        ? await startSendWorkflow(options.client, options.taskQueuePrefix, unit[0])
-        : await startSendBatchWorkflow(options.client, options.taskQueuePrefix, unit);
-      for (const message of unit) started.push({ messageId: message.messageId, workflowId, round: message.round });
+      const alone = dispatchClass === 'transactional' && !inBatches.has(unit[0].messageId);
+      started.push(...(alone ? await startOne(options, unit[0]) : await startBatch(options, dispatchClass, unit)));
     }, (err, unit) => {
       // The lease keeps the rows until it ends; the next round after that starts them.
       options.logger.warn({ err, messageId: unit[0].messageId }, 'dispatcher: workflow start failed; retried when the lease ends');
@@ -174,9 +222,37 @@ export async function dispatchChannel(dispatch: Dispatch, channel: DispatcherOpt
       minimum: minimumClaim(dispatchClass, channel.batchSize),
       skipWorkspaces,
     });
-    if (claimed.length) dispatched += await startClaimed(dispatch.options, dispatchClass, claimed, channel.batchSize);
+    if (claimed.length === 0) continue;
+    dispatched += dispatchClass === 'transactional'
+      ? await startTransactional(dispatch, channel, claimed, bounds.transactional)
+      : await startClaimed(dispatch.options, dispatchClass, claimed, channel.batchSize);
   }
   return dispatched;
+}
+
+/**
+ * Adaptive batching of a round's transactional messages (core/dispatch.ts planTransactional): a workspace
+ * with SEND_BATCH_THRESHOLD or more waiting sends them in batch workflows; one that claimed less than a
+ * useful batch this round gives them back to the outbox for up to BATCH_DEFERRAL_MS, so the next rounds
+ * gather more.
+ */
+export async function startTransactional(
+  dispatch: Dispatch, channel: DispatcherOptions['channels'][number], claimed: DispatchedMessage[], bound: number,
+): Promise<number> {
+  const { options } = dispatch;
+  const threshold = channel.batchThreshold ?? 0;
+  const backlogged = await backloggedWorkspaces(options.db, channel.channel, claimed.map((message) => message.workspaceId), threshold);
+  const key = (workspaceId: string) => `${channel.channel}/${workspaceId}`;
+  const now = Date.now();
+  const plan = planTransactional(claimed, backlogged, transactionalBatchMinimum(bound), (workspaceId) => {
+    const since = dispatch.gathering.get(key(workspaceId)) ?? now;
+    dispatch.gathering.set(key(workspaceId), since);
+    return now - since < BATCH_DEFERRAL_MS;
+  });
+  for (const batch of plan.batches) dispatch.gathering.delete(key(batch[0].workspaceId));
+  await releaseDispatchLease(options.db, plan.deferred.map((message) => message.messageId));
+  const started = plan.single.concat(plan.batches.flat());
+  return started.length ? startClaimed(options, 'transactional', started, channel.batchSize, plan.batches) : 0;
 }
 
 /** One round: the open breakers exported and swept, then every channel in turn. */
@@ -211,6 +287,7 @@ export function runDispatcher(options: DispatcherOptions): OutboxLoop {
     lastSweep: 0,
     down: new Set(),
     closedAt: new Map(),
+    gathering: new Map(),
   };
   return runOutboxLoop({
     name: 'dispatcher',

@@ -160,6 +160,32 @@ async function leaseShares(
 }
 
 /**
+ * Of these workspaces, those with at least `threshold` transactional messages of the channel waiting for
+ * their workflow (leased by the round in progress included): the backlogged ones, whose messages travel in
+ * batch workflows (core/dispatch.ts planTransactional). Each is counted up to the threshold only, through
+ * messages_outbox_fair_idx, so a backlog of millions costs the same as one of `threshold`.
+ */
+export async function backloggedWorkspaces(db: Sequelize, channel: string, workspaceIds: readonly string[], threshold: number): Promise<Set<string>> {
+  if (workspaceIds.length === 0 || threshold <= 0) return new Set();
+  const rows = await db.query<{ workspace_id: string }>(
+    `SELECT w.workspace_id FROM unnest($2::uuid[]) AS w (workspace_id)
+     WHERE (SELECT count(*) FROM (
+       SELECT 1 FROM messages
+       WHERE channel = $1 AND workspace_id = w.workspace_id AND dispatched_at IS NULL AND status = 'queued' AND priority = 1
+       LIMIT $3
+     ) waiting) >= $3`,
+    { bind: [channel, [...new Set(workspaceIds)], threshold], type: QueryTypes.SELECT },
+  );
+  return new Set(rows.map((row) => row.workspace_id));
+}
+
+/** Gives rows this round leased back to the outbox at once (a backlogged workspace's few, gathering for a batch). */
+export async function releaseDispatchLease(db: Sequelize, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await db.query('UPDATE messages SET dispatch_lease_until = NULL WHERE id = ANY ($1::uuid[]) AND dispatched_at IS NULL', { bind: [messageIds] });
+}
+
+/**
  * Marks messages whose workflow now runs (or already ran), naming it for the reconciler. Only a row still in
  * the round it was started in (`round`: its redispatches then) moves: an attempt that failed fast may already
  * have handed it back to the outbox, and marking it would leave it dispatched to a workflow that ended.

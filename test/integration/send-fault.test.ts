@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { QueryTypes } from 'sequelize';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { queueMessages } from '../helpers/factories';
@@ -108,5 +109,41 @@ describe('a worker killed in the middle of a batch', () => {
     const recipients = ours().map((mail) => mail.recipients[0]);
     expect(recipients).toHaveLength(ids.length);
     expect(new Set(recipients).size).toBe(ids.length);
+  });
+});
+
+describe('a worker killed in the middle of a transactional batch (adaptive batching, docs/delivery.md)', () => {
+  it('the next worker finishes it: every message sent once, with one sent event, and each found in its batch', async () => {
+    const { workspaceId } = await createTestWorkspace(stack.api, { plan: 'pro' });
+    const from = `a@${(await addTestDomain(stack, workspaceId)).domain}`;
+    // 40 waiting is a backlog (SEND_BATCH_THRESHOLD is 20): they travel in batch workflows, not send:<id>.
+    const ids = await queueMessages(stack.api.db, workspaceId, { kind: 'transactional', count: 40, from, toPrefix: 'killed-receipts' });
+    const ours = () => stack.sink.received.filter((mail) => mail.recipients[0]?.startsWith('killed-receipts-'));
+    const first = startWorkerProcess();
+    for (const deadline = Date.now() + 60_000; ours().length < 10 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+    // The provider has the next receipt's bytes but has not answered: the worker dies right there.
+    const held = stack.sink.holdNext();
+    await held.arrived;
+    await kill(first, 'SIGKILL');
+    const before = ours().length;
+    expect(before).toBeGreaterThanOrEqual(10);
+    expect(before).toBeLessThan(ids.length);
+
+    const second = startWorkerProcess();
+    try {
+      for (const id of ids) expect(await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 120_000)).toBe('sent');
+    } finally {
+      await kill(second, 'SIGTERM');
+    }
+    const recipients = ours().map((mail) => mail.recipients[0]);
+    expect(recipients).toHaveLength(ids.length);
+    expect(new Set(recipients).size).toBe(ids.length);
+    const rows = await stack.api.db.query<{ workflow_id: string; sent: string }>(
+      `SELECT m.workflow_id, (SELECT count(*) FROM message_events e WHERE e.message_id = m.id AND e.type = 'sent') AS sent
+       FROM messages m WHERE m.workspace_id = $1`,
+      { bind: [workspaceId], type: QueryTypes.SELECT },
+    );
+    expect(rows.map((row) => Number(row.sent))).toEqual(ids.map(() => 1));
+    expect(rows.some((row) => row.workflow_id.startsWith('send-batch:'))).toBe(true);
   });
 });

@@ -204,6 +204,9 @@ describe('sending domains', () => {
     const name = uniqueName();
     const [first, second] = [await createTestWorkspace(api), await createTestWorkspace(api)];
     const claims = [await createDomain(first, name), await createDomain(second, name)];
+    // The first claim's own background check runs alongside; with its records published, that check can only
+    // confirm the verified status saved here, never overwrite it with pending.
+    publish(claims[0]);
     const verified = { status: 'verified' as const, detail: null, recordChecks: [] };
     expect(await saveDomainCheck(api.db, first.workspaceId, claims[0].id, verified)).toMatchObject({ saved: { status: 'verified' } });
     await api.db.transaction(async (transaction) => {

@@ -8,6 +8,8 @@ export interface CpuReading {
   groups: Record<string, number>;
   /** The whole machine, every core, from /proc/stat. */
   machine: number;
+  /** Time the machine's cores sat idle waiting for the disk, from /proc/stat. */
+  iowait: number;
 }
 
 const TICKS_PER_SECOND = 100;
@@ -45,7 +47,7 @@ export function readCpu(groups: Record<string, RegExp>): CpuReading {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   // user nice system idle iowait irq softirq steal: busy is everything but idle and iowait.
   const busy = ticks.slice(0, 8).reduce((sum, value, index) => (index === 3 || index === 4 ? sum : sum + value), 0);
-  return { self: (usage.user + usage.system) / 1e6, groups: sums, machine: busy / TICKS_PER_SECOND };
+  return { self: (usage.user + usage.system) / 1e6, groups: sums, machine: busy / TICKS_PER_SECOND, iowait: ticks[4] / TICKS_PER_SECOND };
 }
 
 /** "self 1.2 s, postgres 0.8 s, …" per 1,000 units of work between two readings. */

@@ -17,10 +17,13 @@ import { cpuPerThousand, readCpu } from './cpu-meter';
 import { sentTimes } from './sent-times';
 import { summary } from './stats';
 import { workerInItsOwnProcess } from './worker-process';
+import { burst, CPU_GROUPS, receivedWithin } from './delivery-burst';
 
 /**
  * `npm run bench -- delivery`: the delivery engine (docs/delivery.md) under a backlog, beside the bare
  * workflow start rate of the same Temporal server in the same run.
+ * - burst (bench/delivery-burst.ts): BENCH_BURST (10,000) emails through POST /emails/batch at each of
+ *   BENCH_RATES, the drain's rate and where the time went, then light-load latency on the same stack;
  * - fairness: workspace A has BENCH_BACKLOG (200,000) messages waiting at the default 14/s; workspace B then
  *   verifies a domain and sends one email, BENCH_TRIES (20) times: how long B's verify and B's email take;
  * - pressure, during that drain: running workflows, messages in flight, and the Temporal server's CPU;
@@ -33,10 +36,9 @@ const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 200_000);
 const TRIES = Number(process.env.BENCH_TRIES ?? 20);
 const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'starts,fairness,throughput').split(','));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'starts,burst,fairness,throughput').split(','));
 const TEMPORAL = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244';
 const WORKER_PROCESS = process.env.BENCH_WORKER !== 'inline';
-const CPU_GROUPS = { worker: /workers\/main\.ts/, postgres: /^postgres|bin\/postgres/, temporal: /temporal server start-dev/ };
 
 const pad = (label: string) => `  ${label.padEnd(46)}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -105,13 +107,6 @@ async function runningWorkflows(client: Client, stack: EmailStack): Promise<numb
   const prefix = stack.api.config.TASK_QUEUE_PREFIX;
   const { count } = await client.workflow.count(`ExecutionStatus = "Running" AND (TaskQueue = "${prefix}default" OR TaskQueue = "${prefix}control")`);
   return count;
-}
-
-async function receivedWithin(stack: EmailStack, address: string, since: number, timeoutMs: number): Promise<number> {
-  for (let seen = 0; performance.now() - since < timeoutMs; await sleep(10)) {
-    for (; seen < stack.sink.received.length; seen += 1) if (stack.sink.received[seen].recipients.includes(address)) return performance.now() - since;
-  }
-  return Number.POSITIVE_INFINITY;
 }
 
 async function verifyDomain(stack: EmailStack, dns: TestDnsServer, key: string): Promise<number> {
@@ -214,6 +209,10 @@ async function main(): Promise<void> {
   if (PHASES.has('starts')) {
     await bareStarts(client);
     await bareOneActivityWorkflows(client);
+  }
+  if (PHASES.has('burst')) {
+    console.log('\nA transactional burst through POST /emails/batch, then light load (instantly accepting SMTP sink)');
+    for (const rate of RATES) await burst(client, rate);
   }
   if (PHASES.has('fairness')) {
     console.log('\nFairness and pressure');

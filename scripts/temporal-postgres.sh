@@ -30,7 +30,11 @@ TEMPORAL_CLI="${TEMPORAL_CLI_PATH:-$TOOLS_DIR/bin/temporal}"
 
 psql_pg() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -v ON_ERROR_STOP=1 -qtA "$@"; }
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-server_pid() { local pid; pid=$(cat "$PID_FILE" 2>/dev/null) && kill -0 "$pid" 2>/dev/null && echo "$pid"; }
+# The recorded pid, if that process is still our server (after a reboot the number may name another process).
+server_pid() {
+  local pid
+  pid=$(cat "$PID_FILE" 2>/dev/null) && grep -qa temporal-server "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
+}
 healthy() { "$TEMPORAL_CLI" operator cluster health --address "$ADDRESS" >/dev/null 2>&1; }
 
 # The schemas come from the module's schema/postgresql/v12 directories as embedded in temporal-sql-tool at build
@@ -91,7 +95,12 @@ start() {
     "$TEMPORAL_CLI" operator namespace create --address "$ADDRESS" --namespace "$NAMESPACE" --retention "$RETENTION" >/dev/null
   fi
   # The project's custom search attributes (scripts/temporal-cli.ts), on the namespace just made sure of.
-  TEMPORAL_ADDRESS="$ADDRESS" TEMPORAL_NAMESPACE="$NAMESPACE" tsx scripts/search-attributes.ts
+  # Retried: a namespace created a moment ago reaches the frontend's namespace cache within seconds.
+  for attempt in $(seq 1 10); do
+    TEMPORAL_ADDRESS="$ADDRESS" TEMPORAL_NAMESPACE="$NAMESPACE" tsx scripts/search-attributes.ts && break
+    [ "$attempt" -lt 10 ] || { echo "temporal-pg: could not register the search attributes" >&2; exit 1; }
+    sleep 1
+  done
   echo "temporal-pg: running on $ADDRESS (databases temporal, temporal_visibility on $PG_PORT; log $LOG)"
 }
 

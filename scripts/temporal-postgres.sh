@@ -54,9 +54,6 @@ setup_database() { # <database> <schema name>
     || { echo "temporal-pg: schema update of $db failed; see $SCHEMA_LOG" >&2; exit 1; }
 }
 
-# Only these are replaced, so a `$` anywhere else in the template stays as written.
-TEMPLATE_VARIABLES='$HOST $PORT $HTTP_PORT $HISTORY_PORT $MATCHING_PORT $WORKER_PORT $METRICS_PORT $FRONTEND_MEMBERSHIP_PORT
-  $HISTORY_MEMBERSHIP_PORT $MATCHING_MEMBERSHIP_PORT $WORKER_MEMBERSHIP_PORT $PG_HOST $PG_PORT $PG_USER $DYNAMIC_CONFIG'
 write_config() {
   mkdir -p "$STATE/config"
   cp scripts/temporal-postgres/dynamic-config.yaml "$STATE/dynamic-config.yaml"
@@ -64,11 +61,18 @@ write_config() {
   tsx -e "import { TASK_QUEUE_FAIRNESS } from './scripts/temporal-cli';
     for (const setting of TASK_QUEUE_FAIRNESS) { const [key, value] = setting.split('='); console.log(key + ':\n  - value: ' + value); }" \
     >>"$STATE/dynamic-config.yaml"
-  HOST="$HOST" PORT="$PORT" HTTP_PORT=$((PORT + 1)) HISTORY_PORT=$((PORT + 2)) MATCHING_PORT=$((PORT + 3)) \
-    WORKER_PORT=$((PORT + 4)) METRICS_PORT=$((PORT + 5)) FRONTEND_MEMBERSHIP_PORT=$((PORT + 6)) \
-    HISTORY_MEMBERSHIP_PORT=$((PORT + 7)) MATCHING_MEMBERSHIP_PORT=$((PORT + 8)) WORKER_MEMBERSHIP_PORT=$((PORT + 9)) \
-    PG_HOST="$PG_HOST" PG_PORT="$PG_PORT" PG_USER="$PG_USER" DYNAMIC_CONFIG="$STATE/dynamic-config.yaml" \
-    envsubst "$TEMPLATE_VARIABLES" <scripts/temporal-postgres/config.yaml.tmpl >"$STATE/config/development.yaml"
+  # ${NAME} placeholders filled by sed (no envsubst: gettext-base is not on every machine).
+  local values=(HOST="$HOST" PORT="$PORT" HTTP_PORT=$((PORT + 1)) HISTORY_PORT=$((PORT + 2))
+    MATCHING_PORT=$((PORT + 3)) WORKER_PORT=$((PORT + 4)) METRICS_PORT=$((PORT + 5))
+    FRONTEND_MEMBERSHIP_PORT=$((PORT + 6)) HISTORY_MEMBERSHIP_PORT=$((PORT + 7))
+    MATCHING_MEMBERSHIP_PORT=$((PORT + 8)) WORKER_MEMBERSHIP_PORT=$((PORT + 9))
+    PG_HOST="$PG_HOST" PG_PORT="$PG_PORT" PG_USER="$PG_USER" DYNAMIC_CONFIG="$STATE/dynamic-config.yaml")
+  local script=() pair
+  for pair in "${values[@]}"; do script+=(-e "s|\${${pair%%=*}}|${pair#*=}|g"); done
+  sed "${script[@]}" scripts/temporal-postgres/config.yaml.tmpl >"$STATE/config/development.yaml"
+  if grep -q '\${[A-Z_]*}' "$STATE/config/development.yaml"; then
+    echo "temporal-pg: unfilled placeholder in $STATE/config/development.yaml" >&2; exit 1
+  fi
 }
 
 start() {

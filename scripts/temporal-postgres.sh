@@ -70,6 +70,7 @@ write_config() {
   local script=() pair
   for pair in "${values[@]}"; do script+=(-e "s|\${${pair%%=*}}|${pair#*=}|g"); done
   sed "${script[@]}" scripts/temporal-postgres/config.yaml.tmpl >"$STATE/config/development.yaml"
+  # shellcheck disable=SC2016 # a literal ${NAME}, not an expansion
   if grep -q '\${[A-Z_]*}' "$STATE/config/development.yaml"; then
     echo "temporal-pg: unfilled placeholder in $STATE/config/development.yaml" >&2; exit 1
   fi

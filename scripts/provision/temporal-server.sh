@@ -29,8 +29,9 @@ echo "temporal-server: building $MODULE v$SERVER_VERSION with go install (minute
 mkdir -p "$DEST/bin" "$TOOLS_DIR/bin"
 # go install names binaries after their package directory ("server", "sql"): too generic for
 # .tools/bin, so install into a private GOBIN and rename. `go install pkg@version` works here because
-# the server's go.mod has no replace directives; the module's v12 schema files are read from the
-# module cache at run time (go env GOMODCACHE), which this same download fills.
+# the server's go.mod has no replace directives (else: go build -o from a copy of the module cache
+# directory). temporal-sql-tool embeds the module's schema/ directory, so the PostgreSQL schemas it applies
+# always match this server version.
 GOBIN="$DEST/bin" GOFLAGS="${GOFLAGS:--buildvcs=false}" "$GO" install \
   "$MODULE/cmd/server@v$SERVER_VERSION" "$MODULE/cmd/tools/sql@v$SERVER_VERSION"
 mv -f "$DEST/bin/server" "$SERVER"

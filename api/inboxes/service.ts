@@ -1,4 +1,4 @@
-import type { Sequelize } from 'sequelize';
+import { type Sequelize, Transaction } from 'sequelize';
 import { normaliseDomainName } from '../../core/domain-names';
 import { AppError } from '../../core/errors';
 import { findDomain, findDomainByName } from '../../db/repositories/domains';
@@ -87,8 +87,14 @@ export async function threadPage(db: Sequelize, workspaceId: string, inboxId: st
 
 /** A thread with its messages, oldest first; reading it marks its inbound messages read. */
 export async function readThread(db: Sequelize, workspaceId: string, inboxId: string, threadId: string) {
-  const found = await threadOfInbox(db, workspaceId, inboxId, threadId);
-  const messages = await listThreadMessages(db, workspaceId, threadId);
+  await getInbox(db, workspaceId, inboxId);
+  // One snapshot for the thread and its messages: mail processed between two separate reads would show a
+  // thread whose folder and counts disagree with the messages listed under it.
+  const { found, messages } = await db.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
+    const thread = await findThread(db, workspaceId, inboxId, threadId, transaction);
+    if (!thread) throw AppError.notFound('Thread');
+    return { found: thread, messages: await listThreadMessages(db, workspaceId, threadId, transaction) };
+  });
   if (found.unreadCount > 0) await markThreadRead(db, workspaceId, threadId);
   return { thread: found, messages };
 }

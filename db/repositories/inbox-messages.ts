@@ -101,10 +101,10 @@ const toMessage = (row: MessageRow): InboxMessageRecord => ({
 });
 
 /** A thread's messages, oldest first, drafts included (their status says so). */
-export async function listThreadMessages(db: Sequelize, workspaceId: string, threadId: string): Promise<InboxMessageRecord[]> {
+export async function listThreadMessages(db: Sequelize, workspaceId: string, threadId: string, transaction?: Transaction): Promise<InboxMessageRecord[]> {
   const rows = await db.query<MessageRow>(
     `SELECT ${MESSAGE_COLUMNS} FROM inbox_messages WHERE workspace_id = $1 AND thread_id = $2 ORDER BY created_at, id`,
-    { bind: [workspaceId, threadId], type: QueryTypes.SELECT },
+    { bind: [workspaceId, threadId], type: QueryTypes.SELECT, transaction },
   );
   return rows.map(toMessage);
 }

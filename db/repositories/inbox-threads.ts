@@ -71,10 +71,11 @@ export async function listThreads(
   return rows.map(toThread);
 }
 
-export async function findThread(db: Sequelize, workspaceId: string, inboxId: string, threadId: string): Promise<ThreadRecord | null> {
+export async function findThread(db: Sequelize, workspaceId: string, inboxId: string, threadId: string, transaction?: Transaction): Promise<ThreadRecord | null> {
   const rows = await db.query<ThreadRow>(`SELECT ${THREAD_COLUMNS} FROM threads WHERE workspace_id = $1 AND inbox_id = $2 AND id = $3`, {
     bind: [workspaceId, inboxId, threadId],
     type: QueryTypes.SELECT,
+    transaction,
   });
   return rows[0] ? toThread(rows[0]) : null;
 }

@@ -14,6 +14,7 @@ import { suppressAddresses } from '../db/repositories/suppressions';
 import { createEmailAcceptance } from '../services/acceptance/email-acceptance';
 import type { SendChecks } from '../services/acceptance/email-draft';
 import { createSendChecks, verifiedDomainCache } from '../services/acceptance/send-checks';
+import { outboxWakePublisher } from '../db/outbox-wake';
 import { type AttachmentSources, createAttachmentSources } from '../services/attachment-sources';
 import type { PublicFetchOptions } from '../infra/public-fetch';
 import { botApi } from '../providers/telegram/bot-api';
@@ -277,13 +278,14 @@ function mountSendingRoutes({ deps, table, blobs }: Wiring): Sending {
   const urlFetch = { allowPrivateTargets: config.URL_FETCH_ALLOW_PRIVATE_TARGETS, ...deps.attachmentFetch };
   const sources = createAttachmentSources({ db, blobs, fetch: urlFetch });
   const checks = createSendChecks({ db, sources, verifiedDomain: verifiedDomainCache(db, config.DOMAIN_CACHE_TTL_MS) });
-  const emailSends = createEmailAcceptance({ db, checks });
+  const wake = outboxWakePublisher(deps.redis, config.TASK_QUEUE_PREFIX);
+  const emailSends = createEmailAcceptance({ db, checks, wake });
   emailRoutes(table('Emails'), emailSends, db);
-  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends }));
+  messageRoutes(table('Messages'), createMessageService({ db, checks, emails: emailSends, wake }));
   const inboxes = createInboxService(db);
   inboxRoutes(table('Inboxes'), {
     inboxes,
-    sending: createInboxSending({ db, checks, inboxes }),
+    sending: createInboxSending({ db, checks, inboxes, wake }),
     downloads: createInboxAttachmentDownloads({ db, blobs, inboxes }),
   });
   emailRuleRoutes(table('Email rules'), createEmailRuleService(db));

@@ -17,7 +17,7 @@ export interface WorkerProcess {
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', 'workers/main.ts'], {
-    env: { ...process.env, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, WORKER_METRICS_PORT: '0', LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
@@ -45,7 +45,7 @@ export function residentBytes(pid: number): number {
 
 /**
  * Moves a test stack's worker and dispatchers into their own process, as `npm start` runs them, and waits
- * until it polls (bundling the workflow code takes the new process seconds of CPU: measure only after).
+ * until that process polls (bundling the workflow code takes the new process seconds of CPU: measure only after).
  */
 export async function workerInItsOwnProcess(client: Client, stack: EmailStack, overrides: Record<string, string>): Promise<WorkerProcess> {
   await stack.stopDispatcher();
@@ -65,7 +65,9 @@ export async function workerInItsOwnProcess(client: Client, stack: EmailStack, o
       taskQueue,
       taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     });
-    if (described.pollers?.length) return worker;
+    // Only the new process's own poller counts: the server lists recent pollers for minutes, the stack's
+    // stopped in-process workers among them (the SDK's default identity is `<pid>@<host>`).
+    if (described.pollers?.some((poller) => poller.identity?.startsWith(`${worker.pid}@`))) return worker;
   }
   await worker.stop();
   throw new Error('the worker process did not poll its task queue within 60 s');

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
 import { type Config, loadConfig } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
+import { subscribeOutboxWake } from '../db/outbox-wake';
 import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
@@ -72,18 +73,23 @@ async function main(): Promise<void> {
   const workers = named.map(({ worker }) => worker);
   registerMemoryMetrics(metrics, named);
   if (config.WORKER_HEAP_SNAPSHOT_DIR) writeHeapSnapshotsOnSignal(config.WORKER_HEAP_SNAPSHOT_DIR, named, logger);
-  const dispatchers = config.SEND_DISPATCHER
+  const messageDispatcher = config.SEND_DISPATCHER
+    ? runDispatcher({
+      db,
+      client,
+      taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+      logger,
+      channels: dispatcherChannels(config),
+      intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
+      breaker: dispatcherBreaker(config),
+      registry: metrics,
+    })
+    : null;
+  // The API's nudge after each transactional acceptance (db/outbox-wake.ts): the round starts at once.
+  const unsubscribeWake = messageDispatcher ? subscribeOutboxWake(config.REDIS_URL, config.TASK_QUEUE_PREFIX, messageDispatcher.wake) : null;
+  const dispatchers = messageDispatcher
     ? [
-      runDispatcher({
-        db,
-        client,
-        taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-        logger,
-        channels: dispatcherChannels(config),
-        intervalMs: config.SEND_DISPATCH_INTERVAL_MS,
-        breaker: dispatcherBreaker(config),
-        registry: metrics,
-      }),
+      messageDispatcher,
       runWebhookDispatcher({
         db,
         client,
@@ -99,6 +105,7 @@ async function main(): Promise<void> {
   logger.info({ prefix: config.TASK_QUEUE_PREFIX, sendRate: config.SEND_RATE_PER_SECOND }, 'worker running');
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
+  unsubscribeWake?.();
   await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
   await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);

@@ -26,28 +26,50 @@ export interface OutboxLoopOptions {
 export interface OutboxLoop {
   /** Ends the loop after the round in progress, which is awaited. */
   stop: () => Promise<void>;
+  /**
+   * Something was just written to the outbox: the next round starts now rather than after the back-off
+   * (at once if the loop is backing off; right after the round in progress otherwise, which may have
+   * claimed before the write).
+   */
+  wake: () => void;
 }
 
 const atLeastOne = (handedOver: number) => handedOver > 0;
 
 export function runOutboxLoop(options: OutboxLoopOptions): OutboxLoop {
   let running = true;
+  let woken = false;
+  let endBackOff: (() => void) | null = null;
   const more = options.more ?? atLeastOne;
+  const backOff = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, options.intervalMs);
+      endBackOff = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (endBackOff = null));
   const loop = (async () => {
     while (running) {
+      woken = false;
       let handedOver = 0;
       try {
         handedOver = await options.round();
       } catch (err) {
         options.logger.warn({ err }, `${options.name}: round failed; retrying`);
       }
-      if (!more(handedOver)) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
+      if (!more(handedOver) && !woken) await backOff();
     }
   })();
   return {
     stop: async () => {
       running = false;
+      endBackOff?.();
       await loop;
+    },
+    wake: () => {
+      woken = true;
+      endBackOff?.();
     },
   };
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
 import { formatMailbox } from '../../core/addresses';
 import type { AttachmentSource } from '../../core/attachments';
 import { AppError } from '../../core/errors';
@@ -19,6 +18,7 @@ import {
 } from '../../db/repositories/inbox-messages';
 import type { InboxRecord } from '../../db/repositories/inboxes';
 import type { SendChecks } from '../../services/acceptance/email-draft';
+import type { AcceptanceWriter } from '../../services/acceptance/write';
 import { acceptInboxMail, inboxDuplicateOf, type InboxSendOutcome, mailboxOf, type Outgoing } from '../../services/acceptance/inbox-acceptance';
 import type { Sender } from '../../services/acceptance/outcome';
 import type { InboxService } from './service';
@@ -34,8 +34,7 @@ const storedSources = (attachments: readonly InboxAttachment[]): AttachmentSourc
     attachment.id ? [{ id: attachment.id, ...(attachment.filename && { filename: attachment.filename }), ...(attachment.contentId && { contentId: attachment.contentId }) }] : [],
   );
 
-export interface InboxSendingDeps {
-  db: Sequelize;
+export interface InboxSendingDeps extends AcceptanceWriter {
   checks: SendChecks;
   inboxes: InboxService;
 }
@@ -47,7 +46,7 @@ export async function activeInbox({ inboxes }: InboxSendingDeps, workspaceId: st
 }
 
 /** Inbox mail goes through the one acceptance (services/acceptance/inbox-acceptance.ts). */
-const accept = ({ db, checks }: InboxSendingDeps, principal: Sender, inbox: InboxRecord, out: Outgoing) => acceptInboxMail({ db, checks }, principal, inbox, out);
+const accept = ({ db, checks, wake }: InboxSendingDeps, principal: Sender, inbox: InboxRecord, out: Outgoing) => acceptInboxMail({ db, checks, wake }, principal, inbox, out);
 
 /** In-Reply-To, References, subject and recipients of an answer in this thread. */
 export async function answering({ db }: InboxSendingDeps, workspaceId: string, inbox: InboxRecord, threadId: string, replyAll: boolean) {

@@ -10,6 +10,7 @@ import { listMessageEvents } from '../../db/repositories/message-events';
 import { findFallbackMessageId } from '../../db/repositories/message-fallback';
 import { type DroppedRecipient, findMessage } from '../../db/repositories/messages';
 import { createChatAcceptance } from '../../services/acceptance/chat-acceptance';
+import type { AcceptanceWriter } from '../../services/acceptance/write';
 import type { EmailAcceptance } from '../../services/acceptance/email-acceptance';
 import type { SendChecks, SendEmailInput } from '../../services/acceptance/email-draft';
 import { planFallback } from '../../services/acceptance/fallback-plan';
@@ -18,8 +19,7 @@ import { messageStatusView } from '../http/message-views';
 import type { SendMessageInput } from './schemas';
 import { resolveTarget, type Target } from './target';
 
-export interface MessageServiceDeps {
-  db: Sequelize;
+export interface MessageServiceDeps extends AcceptanceWriter {
   checks: SendChecks;
   /** Email's acceptance (POST /emails): email through /messages is the same send, not a copy of it. */
   emails: EmailAcceptance;
@@ -119,8 +119,8 @@ async function nextOnChain(db: Sequelize, workspaceId: string, { input, target }
  * the next channel takes the send, and the 202 names the suppressed addresses in droppedRecipients. 409 only
  * when the recipient is suppressed on every channel of the chain.
  */
-export function createMessageService({ db, checks, emails }: MessageServiceDeps) {
-  const { acceptChat, draftChat } = createChatAcceptance({ db, checks });
+export function createMessageService({ db, checks, emails, wake }: MessageServiceDeps) {
+  const { acceptChat, draftChat } = createChatAcceptance({ db, checks, wake });
 
   async function acceptOn(principal: Sender, { input, target }: Attempt, hash: string): Promise<MessageOutcome> {
     try {

@@ -13,7 +13,7 @@ import { findTwilioIntegration, insideServiceWindow } from '../../db/repositorie
 import type { AcceptedAttachments } from '../attachment-sources';
 import type { SendChecks } from './email-draft';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
-import { writeOne } from './write';
+import { type AcceptanceWriter, writeOne } from './write';
 
 /** A WhatsApp or Telegram send as POST /messages takes it (api/messages/schemas.ts validates it there). */
 export interface ChatSendInput {
@@ -29,8 +29,7 @@ export interface ChatSendInput {
   fallbackChain?: readonly unknown[];
 }
 
-export interface ChatAcceptanceDeps {
-  db: Sequelize;
+export interface ChatAcceptanceDeps extends AcceptanceWriter {
   checks: SendChecks;
   now?: () => Date;
 }
@@ -42,8 +41,7 @@ function fieldError(field: string, message: string): AppError {
 const NORMALISE = { whatsapp: normalisePhone, telegram: normaliseTelegramChatId } as const;
 
 /** The deps with the clock settled: what the chat acceptance works with. */
-export interface ChatAccepting {
-  db: Sequelize;
+export interface ChatAccepting extends AcceptanceWriter {
   checks: SendChecks;
   now: () => Date;
 }
@@ -153,7 +151,7 @@ export async function acceptChat(
       quotaPeriod: periodKey(quota.period),
       droppedRecipients: [],
     };
-    return await writeOne(db, workspaceId, quota, { message, hash, dropped: [], discard });
+    return await writeOne(accepting, workspaceId, quota, { message, hash, dropped: [], discard });
   } catch (error) {
     await discard();
     throw error;
@@ -161,7 +159,7 @@ export async function acceptChat(
 }
 
 export function createChatAcceptance(deps: ChatAcceptanceDeps) {
-  const accepting: ChatAccepting = { db: deps.db, checks: deps.checks, now: deps.now ?? (() => new Date()) };
+  const accepting: ChatAccepting = { db: deps.db, checks: deps.checks, wake: deps.wake, now: deps.now ?? (() => new Date()) };
   return {
     acceptChat: (
       principal: Sender,

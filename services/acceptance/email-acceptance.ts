@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { createGroupBatcher, type GroupBatcher } from '../../core/group-batcher';
 import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
@@ -8,10 +7,9 @@ import { requestHash } from '../../core/request-hash';
 import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
 import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
-import { type ReadyMessage, writeMessages } from './write';
+import { type AcceptanceWriter, type ReadyMessage, writeMessages } from './write';
 
-export interface EmailAcceptanceDeps {
-  db: Sequelize;
+export interface EmailAcceptanceDeps extends AcceptanceWriter {
   checks: SendChecks;
 }
 
@@ -90,7 +88,7 @@ export async function acceptEmails(
       outcomes[index] = refusal(error);
     }
   }
-  const written = await writeMessages(db, workspaceId, quota, ready);
+  const written = await writeMessages(deps, workspaceId, quota, ready);
   ready.forEach((item, position) => (outcomes[item.index] = written[position]));
 
   if (repeats.length) {

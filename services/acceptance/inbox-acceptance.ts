@@ -14,7 +14,7 @@ import { findAcceptedAndSuppressed } from '../../db/repositories/message-accepta
 import type { DroppedRecipient } from '../../db/repositories/messages';
 import { draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import type { Quota, Sender } from './outcome';
-import { writeOne } from './write';
+import { type AcceptanceWriter, writeOne } from './write';
 
 export type InboxSendOutcome =
   | { status: 'queued'; id: string; threadId: string; messageId: string; droppedRecipients: DroppedRecipient[] }
@@ -59,7 +59,7 @@ export async function inboxDuplicateOf(db: Sequelize, workspaceId: string, messa
  * refusal's AppError (the inbox routes answer one send at a time).
  */
 export async function acceptInboxMail(
-  deps: { db: Sequelize; checks: SendChecks },
+  deps: AcceptanceWriter & { checks: SendChecks },
   principal: Sender,
   inbox: InboxRecord,
   out: Outgoing,
@@ -114,7 +114,7 @@ export async function acceptInboxMail(
     participants,
     newMessage: out.draftId === undefined,
   });
-  const outcome = await writeOne(db, workspaceId, quota, { message, hash, dropped: made.dropped, discard }, followUp);
+  const outcome = await writeOne(deps, workspaceId, quota, { message, hash, dropped: made.dropped, discard }, followUp);
   switch (outcome.status) {
     case 'accepted':
       return { status: 'queued', id, threadId: out.threadId, messageId: message.id, droppedRecipients: made.dropped };

@@ -12,6 +12,16 @@ import { duplicateOf, type Quota, quotaRefusal, type SendOutcome } from './outco
  * answer, and both leave suppressed recipients out before they write.
  */
 
+/** Where acceptances are written, and who hears of them. */
+export interface AcceptanceWriter {
+  db: Sequelize;
+  /**
+   * Nudges the dispatchers after a message is written (db/outbox-wake.ts), so it is handed to Temporal at
+   * once rather than at the dispatcher's next poll; without one the poll still finds it.
+   */
+  wake?: () => void;
+}
+
 /** A message that passed its channel's checks, ready to be written: the last step of every acceptance. */
 export interface ReadyMessage {
   message: NewMessage;
@@ -30,9 +40,11 @@ const discarded = (ready: ReadyMessage) => ready.discard?.()?.catch(() => undefi
  * quota the message does not fit answers 402; a key another request took meanwhile answers as that
  * request did (duplicate).
  */
-export async function writeOne(db: Sequelize, workspaceId: string, quota: Quota, ready: ReadyMessage, followUp?: AcceptanceFollowUp): Promise<SendOutcome> {
+export async function writeOne(writer: AcceptanceWriter, workspaceId: string, quota: Quota, ready: ReadyMessage, followUp?: AcceptanceFollowUp): Promise<SendOutcome> {
+  const { db } = writer;
   try {
     if ((await acceptMessages(db, workspaceId, quota, [ready.message], followUp)) !== null) {
+      writer.wake?.();
       return { status: 'accepted', id: ready.message.id, droppedRecipients: ready.dropped };
     }
     await discarded(ready);
@@ -52,16 +64,19 @@ export async function writeOne(db: Sequelize, workspaceId: string, quota: Quota,
  * and no key was taken meanwhile (the usual case), else one by one in order, so each gets its own exact
  * answer. Outcomes are in the order of `ready`.
  */
-export async function writeMessages(db: Sequelize, workspaceId: string, quota: Quota, ready: readonly ReadyMessage[]): Promise<SendOutcome[]> {
+export async function writeMessages(writer: AcceptanceWriter, workspaceId: string, quota: Quota, ready: readonly ReadyMessage[]): Promise<SendOutcome[]> {
   if (ready.length > 1) {
     try {
-      const used = await acceptMessages(db, workspaceId, quota, ready.map((item) => item.message));
-      if (used !== null) return ready.map((item) => ({ status: 'accepted', id: item.message.id, droppedRecipients: item.dropped }));
+      const used = await acceptMessages(writer.db, workspaceId, quota, ready.map((item) => item.message));
+      if (used !== null) {
+        writer.wake?.();
+        return ready.map((item) => ({ status: 'accepted', id: item.message.id, droppedRecipients: item.dropped }));
+      }
     } catch (error) {
       if (!(error instanceof IdempotencyKeyTaken)) throw error;
     }
   }
   const outcomes: SendOutcome[] = [];
-  for (const item of ready) outcomes.push(await writeOne(db, workspaceId, quota, item));
+  for (const item of ready) outcomes.push(await writeOne(writer, workspaceId, quota, item));
   return outcomes;
 }

@@ -7,6 +7,7 @@ import { type ActivityDeps, createActivities } from '../../activities';
 import type { MessageStatus } from '../../db/repositories/messages';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from '../../workers/create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from '../../workers/dispatcher';
+import { subscribeOutboxWake } from '../../db/outbox-wake';
 import { runWebhookDispatcher } from '../../workers/webhook-dispatcher';
 import { temporalPorts } from '../../temporal/activity-ports';
 import { connectTemporal } from '../../temporal/connection';
@@ -42,6 +43,8 @@ export async function startEmailStack(
     /** The webhook URL check's and calls' fetcher options (a resolver stand-in). */
     webhookFetch?: AppDeps['webhookFetch'];
     overrides?: Record<string, string>;
+    /** The message dispatcher's back-off after a round that found nothing (50 ms unless given). */
+    dispatchIntervalMs?: number;
     /** Extra activity dependencies (a metrics registry, a slowed step). */
     activities?: Omit<Partial<ActivityDeps>, 'db' | 'config'>;
   } = {},
@@ -58,16 +61,23 @@ export async function startEmailStack(
   const client = await connectTemporal(config);
   let running: Array<{ worker: Worker; done: Promise<void> }> = [];
   let dispatchers: Array<{ stop: () => Promise<void> }> = [];
+  let unsubscribeWake: (() => void) | null = null;
+  const intervalMs = options.dispatchIntervalMs ?? 50;
 
   const startDispatcher = () => {
     if (dispatchers.length) return;
     const logger = pino({ level: 'silent' });
+    const messages = runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs, breaker: dispatcherBreaker(config) });
+    // As workers/main.ts does: the API's nudge after an acceptance starts the next round at once.
+    unsubscribeWake = subscribeOutboxWake(config.REDIS_URL, prefix, messages.wake);
     dispatchers = [
-      runDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, channels: dispatcherChannels(config), intervalMs: 50, breaker: dispatcherBreaker(config) }),
+      messages,
       runWebhookDispatcher({ db: api.db, client, taskQueuePrefix: prefix, logger, perEndpoint: config.WEBHOOK_IN_FLIGHT_PER_ENDPOINT, intervalMs: 50, sweepIntervalMs: config.WEBHOOK_SLOT_SWEEP_INTERVAL_MS }),
     ];
   };
   const stopDispatcher = async () => {
+    unsubscribeWake?.();
+    unsubscribeWake = null;
     await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
     dispatchers = [];
   };

@@ -17,6 +17,47 @@ describe('the outbox loop every dispatcher configures', () => {
     expect(at[3] - at[2]).toBeGreaterThanOrEqual(190);
   });
 
+  it('a wake while the loop backs off starts the next round at once', async () => {
+    const at: number[] = [];
+    const loop = runOutboxLoop({ name: 'test', logger, intervalMs: 60_000, round: async () => (at.push(Date.now()), 0) });
+    await sleep(50);
+    const woken = Date.now();
+    loop.wake();
+    await sleep(50);
+    await loop.stop();
+    expect(at).toHaveLength(2);
+    expect(at[1] - woken).toBeLessThan(40);
+  });
+
+  it('a wake during a round (which may have claimed before the write) skips the back-off after it', async () => {
+    const at: number[] = [];
+    let wakeInRound: (() => void) | null = null;
+    const loop = runOutboxLoop({
+      name: 'test', logger, intervalMs: 60_000,
+      round: async () => {
+        at.push(Date.now());
+        wakeInRound?.();
+        wakeInRound = null;
+        return 0;
+      },
+    });
+    await sleep(30);
+    wakeInRound = loop.wake;
+    loop.wake();
+    await sleep(50);
+    await loop.stop();
+    // Round 1, then round 2 at the wake (which wakes itself again mid-round), then round 3 at once; no more.
+    expect(at).toHaveLength(3);
+  });
+
+  it('stop ends a back-off at once instead of waiting it out', async () => {
+    const loop = runOutboxLoop({ name: 'test', logger, intervalMs: 60_000, round: async () => 0 });
+    await sleep(20);
+    const stopping = Date.now();
+    await loop.stop();
+    expect(Date.now() - stopping).toBeLessThan(100);
+  });
+
   it('a round that throws is logged and retried after the interval, and the loop goes on', async () => {
     const warnings: string[] = [];
     const spy = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface CpuReading {
   /** This benchmark process (API, SMTP sink and, unless it has its own process, the worker). */
   self: number;
-  /** Every process whose command line matches a group's pattern, summed. */
+  /** Every process whose command line matches a group's pattern (or the one process of a group's pid), summed. */
   groups: Record<string, number>;
   /** The whole machine, every core, from /proc/stat. */
   machine: number;
@@ -37,12 +37,12 @@ function commandLine(pid: string): string {
  * readings takes its time with it: groups suit long-lived processes (PostgreSQL backends of a pool, the
  * Temporal server, a worker).
  */
-export function readCpu(groups: Record<string, RegExp>): CpuReading {
+export function readCpu(groups: Record<string, RegExp | number>): CpuReading {
   const usage = process.cpuUsage();
   const sums: Record<string, number> = Object.fromEntries(Object.keys(groups).map((name) => [name, 0]));
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
     const command = commandLine(pid);
-    for (const [name, pattern] of Object.entries(groups)) if (pattern.test(command)) sums[name] += processCpu(pid);
+    for (const [name, pattern] of Object.entries(groups)) if (typeof pattern === 'number' ? pattern === Number(pid) : pattern.test(command)) sums[name] += processCpu(pid);
   }
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   // user nice system idle iowait irq softirq steal: busy is everything but idle and iowait.

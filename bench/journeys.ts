@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/connection';
 import { temporal } from '@temporalio/proto';
@@ -10,6 +11,7 @@ import { createTestWorkspace } from '../test/helpers/workspaces';
 import { journeyWorkflow } from '../workflows/journey';
 import '../test/helpers/quiet-temporal-runtime';
 import { startApiProcess } from './api-process';
+import { cpuPerThousand, readCpu } from './cpu-meter';
 import { load, type LoadResult } from './load';
 import { ms } from './stats';
 import { residentBytes, startWorkerProcess } from './worker-process';
@@ -30,6 +32,17 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const ENROLLMENTS = Number(process.env.BENCH_ENROLLMENTS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SAMPLE_HISTORIES = 20;
+const TEMPORAL_PORT = (process.env.TEMPORAL_ADDRESS ?? '').split(':').at(-1) ?? '';
+/**
+ * Whose CPU a waiting enrollment costs: the worker process (workflow thread, local activities, the enroll
+ * activity's starts), the API, this benchmark's database's backends, and the Temporal server of this run.
+ */
+const cpuGroups = (workerPid: number, apiPid: number, database: string) => ({
+  worker: workerPid,
+  api: apiPid,
+  postgres: new RegExp(`^postgres: \\S+ ${database} `),
+  temporal: new RegExp(`temporal server start-dev .*--port ${TEMPORAL_PORT} `),
+});
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
@@ -160,7 +173,11 @@ async function waiting(db: Sequelize, client: Client, prefix: string): Promise<v
     console.log(`  ${'contacts and list seeded'.padEnd(46)} ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
     const template = await must(call(api.url, apiKey, 'POST', '/templates', { name: 'bench', subject: 'Hello', body: 'Hello {{contact.firstName}}', format: 'markdown' }), 'POST /templates');
     const automationId = await activeAutomation(api.url, apiKey, template.id as string, `news@${domain}`);
+    // The yardstick of the same run: Temporal taking bare starts (no worker runs them), 32 at a time.
+    console.log(`  ${'bare workflow starts (same server, same run)'.padEnd(46)} ${(await bareStarts(client, 1_000)).toFixed(0).padStart(6)} starts/s`);
     const idle = residentBytes(worker.pid);
+    const groups = cpuGroups(worker.pid, api.pid, new URL(config.DATABASE_URL).pathname.slice(1));
+    const cpu = readCpu(groups);
     const started = performance.now();
     await must(call(api.url, apiKey, 'POST', `/automations/${automationId}/enroll`, { listId }), 'enroll');
     let peak = idle;
@@ -179,7 +196,9 @@ async function waiting(db: Sequelize, client: Client, prefix: string): Promise<v
       if (Number(row.waiting) >= ENROLLMENTS) break;
     }
     const seconds = (performance.now() - started) / 1000;
+    const used = cpuPerThousand(cpu, readCpu(groups), ENROLLMENTS);
     console.log(`  ${'enrolled and waiting'.padEnd(46)} ${seconds.toFixed(1)} s (${(ENROLLMENTS / seconds).toFixed(0)} enrollments/s)`);
+    console.log(`  ${used} (load average ${loadavg()[0].toFixed(1)})`);
     await sleep(10_000);
     const holding = residentBytes(worker.pid);
     console.log(`  ${'worker resident memory'.padEnd(46)} idle ${mib(idle)}, peak ${mib(peak)}, holding all waiting ${mib(holding)}`);

@@ -5,6 +5,7 @@ import { createSequelize } from '../db/sequelize';
 import { createTestWorkspace } from '../test/helpers/workspaces';
 import { createTrackedMessage } from '../test/helpers/tracked-message';
 import { startApiProcess } from './api-process';
+import { readCpu } from './cpu-meter';
 import { ms, summary } from './stats';
 
 /**
@@ -79,13 +80,19 @@ async function main(): Promise<void> {
   };
   const results: Record<keyof typeof targets, Run[]> = { bare: [], pixel: [], redirect: [] };
   const paced: Record<keyof typeof targets, Run[]> = { bare: [], pixel: [], redirect: [] };
+  // The API's own CPU per request (from /proc): what a rate on a shared machine only estimates. A hit's
+  // batched write lands within a second, mostly inside its own endpoint's run.
+  const cpuSeconds: Record<keyof typeof targets, number> = { bare: 0, pixel: 0, redirect: 0 };
+  const apiCpu = () => readCpu({ api: api.pid }).groups.api;
   // Warm up: JIT, connections, and each message's links read once into the redirect's cache.
   for (const paths of Object.values(targets)) await run(api.url, paths, Math.max(2_000, paths.length));
   let sent = Math.max(2_000, targets.pixel.length) + Math.max(2_000, targets.redirect.length);
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = (['bare', 'pixel', 'redirect'] as const).map((_name, i, all) => all[(i + round) % all.length]);
     for (const name of order) {
+      const before = apiCpu();
       results[name].push(await run(api.url, targets[name], REQUESTS));
+      cpuSeconds[name] += apiCpu() - before;
       paced[name].push(await run(api.url, targets[name], REQUESTS / 4, LATENCY_CONCURRENCY));
       if (name !== 'bare') sent += REQUESTS + REQUESTS / 4;
     }
@@ -111,6 +118,12 @@ async function main(): Promise<void> {
         `   (at ${CONCURRENCY} connections p99 ${ms(saturated.p99)})   ${JSON.stringify(statusesOf([...results[name], ...paced[name]]))}`,
     );
   }
+  const perRequest = (name: keyof typeof targets) => (cpuSeconds[name] / (REQUESTS * ROUNDS)) * 1e6;
+  console.log(
+    `  API CPU per request (throughput runs): ${(['bare', 'pixel', 'redirect'] as const)
+      .map((name) => `${name} ${perRequest(name).toFixed(0)} µs${name === 'bare' ? '' : ` (bare's is ${((perRequest('bare') / perRequest(name)) * 100).toFixed(0)}% of it)`}`)
+      .join(', ')}`,
+  );
   console.log('  targets: pixel and redirect >= 80% of bare, p99 < 20 ms');
   const [stored] = await db.query<{ events: string }>(
     `SELECT count(*) AS events FROM message_events WHERE workspace_id = $1 AND type IN ('open', 'click')`,

@@ -5,7 +5,7 @@ import type { ExitRequestReason, JourneyEvent } from '../core/journeys/enrollmen
 import { taskQueueName } from '../core/task-queues';
 import { automationEnrollWorkflow, type AutomationEnrollInput } from '../workflows/automation-enroll';
 import { journeyWorkflow } from '../workflows/journey';
-import { exitEnrollmentSignal, journeyEventSignal } from '../workflows/journey-signals';
+import { exitEnrollmentSignal, journeyEventSignal, type JourneyWorkflowInput } from '../workflows/journey-signals';
 import { withDeadline } from './deadline';
 import { searchAttributes } from './search-attributes';
 import { signalIfRunning, startOnce } from './start-once';
@@ -23,7 +23,7 @@ function journeyStart(taskQueuePrefix: string, enrollment: EnrollmentStart) {
   return {
     workflowId: enrollmentWorkflowId(enrollment.enrollmentId),
     taskQueue: taskQueueName(taskQueuePrefix, 'default'),
-    args: [{ workspaceId: enrollment.workspaceId, enrollmentId: enrollment.enrollmentId }] as [{ workspaceId: string; enrollmentId: string }],
+    args: [{ workspaceId: enrollment.workspaceId, enrollmentId: enrollment.enrollmentId, enter: 'at-once' }] as [JourneyWorkflowInput],
     workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     priority: { priorityKey: TEMPORAL_PRIORITY.automation, fairnessKey: enrollment.workspaceId },
     typedSearchAttributes: searchAttributes({

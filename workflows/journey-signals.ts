@@ -24,4 +24,11 @@ export interface JourneyWorkflowInput {
   enrollmentId: string;
   /** Absent on the first run: the journey starts at the version's entry. */
   position?: JourneyPosition;
+  /**
+   * `at-once`: the first run loads the enrollment and records its entry node in one local activity
+   * (`enterJourney`), one workflow activation fewer per journey entering (docs/benchmarks.md, journeys).
+   * Absent in journeys started before issue 33, which load and record apart, and replay so: carried by
+   * the start rather than a patch, whose marker would also upsert a search attribute on every journey.
+   */
+  enter?: 'at-once';
 }

@@ -1,6 +1,6 @@
 import { condition, continueAsNew, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type JourneyNode, matchesEvent, type MessageNode, nodeById, nodeLabelOf, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
+import { journeyStepOf, type JourneyNode, matchesEvent, type MessageNode, nodeById, type WaitForEventNode, type WaitNode } from '../core/journeys/graph';
 import type { EnrollmentEnd, JourneyEvent } from '../core/journeys/enrollment';
 import { exitEnrollmentSignal, journeyEventSignal, type JourneyWorkflowInput } from './journey-signals';
 
@@ -75,8 +75,14 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
     stop ??= { status: 'exited', reason };
   });
 
-  const loaded = await internal.loadJourney(workspaceId, enrollmentId);
+  // Asked for by its start (see JourneyWorkflowInput.enter); a run continued as new resumes at its position.
+  const entering = input.enter === 'at-once' && input.position === undefined;
+  const loaded = entering ? await internal.enterJourney(workspaceId, enrollmentId, nowIso()) : await internal.loadJourney(workspaceId, enrollmentId);
   if (!loaded || loaded.status !== 'active') return { status: 'exited', reason: 'not_found' };
+  if (entering && !('entered' in loaded && loaded.entered)) {
+    log.info('journey ended elsewhere', { workspaceId, enrollmentId, nodeId: loaded.graph.entry });
+    return stop ?? { status: 'exited', reason: 'manual' };
+  }
   journey = loaded;
   // An event that came while the journey loaded may be its goal; the event that enrolled the contact is not.
   if (early.some((event) => event.eventId !== loaded.triggerEventId && reachesGoal(loaded, event))) stop ??= { status: 'exited', reason: 'goal_reached' };
@@ -144,6 +150,8 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
   };
 
   let nodeId: string | null = input.position ? input.position.nodeId : loaded.graph.entry;
+  /** The entry node's step, written as the journey entered. */
+  let recorded = entering;
   for (let steps = 0; ; steps += 1) {
     if (stop) return finish(stop);
     if (nodeId === null) return finish({ status: 'completed', reason: 'completed' });
@@ -154,12 +162,12 @@ export async function journeyWorkflow(input: JourneyWorkflowInput): Promise<Enro
       waitingFor = node;
       eventArrived = false;
     }
-    const step = { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node) };
-    if (!(await internal.recordJourneyStep(workspaceId, enrollmentId, step, nowIso()))) {
+    if (!recorded && !(await internal.recordJourneyStep(workspaceId, enrollmentId, journeyStepOf(node), nowIso()))) {
       // Another writer ended the enrollment (an exit through the API, an archive): nothing more to write.
       log.info('journey ended elsewhere', { workspaceId, enrollmentId, nodeId });
       return stop ?? { status: 'exited', reason: 'manual' };
     }
+    recorded = false;
     const after = await next(node);
     if (stop) return finish(stop);
     if (after === 'exit') return finish({ status: 'completed', reason: 'exit_node' });

@@ -131,3 +131,8 @@ export function nodeLabelOf(node: JourneyNode, subject?: string | null): string 
   if (node.type === 'message' && subject) return subject;
   return node.type.replace(/_/g, ' ');
 }
+
+/** The step a journey records as it reaches a node (where the contact is now, shown in its journey). */
+export function journeyStepOf(node: JourneyNode): { nodeId: string; nodeType: NodeType; label: string } {
+  return { nodeId: node.id, nodeType: node.type, label: nodeLabelOf(node) };
+}

@@ -21,6 +21,9 @@ export interface LoadedJourney {
   goal: EventMatch | null;
 }
 
+/** A new journey as it enters: loaded, and whether its entry node was recorded (false: the enrollment had ended). */
+export type EnteredJourney = LoadedJourney & { entered: boolean };
+
 export async function loadEnrollment(db: Sequelize, workspaceId: string, enrollmentId: string): Promise<LoadedJourney | null> {
   const [row] = await db.query<{ automation_id: string; version_id: string; contact_id: string; status: EnrollmentStatus; trigger_event_id: string | null; graph: JourneyGraph; goal: EventMatch | null }>(
     `SELECT e.automation_id, e.version_id, e.contact_id, e.status, e.trigger_event_id, v.graph, v.goal

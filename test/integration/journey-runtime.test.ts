@@ -294,6 +294,18 @@ describe('the journey message', () => {
     expect(await enrollmentOf(subject)).toMatchObject({ status: 'exited', exit_reason: 'manual' });
   });
 
+  it('a journey entering is loaded with its entry node recorded in one call; an enrollment ended before is loaded and not moved', async () => {
+    const subject = await journey((templates) => ({ entry: 'hello', nodes: [emailMessage('hello', templates, null)] }), { identities: [['email', 'gil@example.org']] });
+    const entered = await activities().enterJourney(subject.workspaceId, subject.enrollmentId, new Date().toISOString());
+    expect(entered).toMatchObject({ status: 'active', entered: true, graph: { entry: 'hello' } });
+    expect(await enrollmentOf(subject)).toMatchObject({ status: 'active', current_node_id: 'hello', current_node_label: 'message', started_at: expect.any(Date) });
+
+    const ended = await journey((templates) => ({ entry: 'hello', nodes: [emailMessage('hello', templates, null)] }), { identities: [['email', 'hal@example.org']] });
+    await api.db.query(`UPDATE enrollments SET status = 'exited', exit_reason = 'manual' WHERE id = $1`, { bind: [ended.enrollmentId] });
+    expect(await activities().enterJourney(ended.workspaceId, ended.enrollmentId, new Date().toISOString())).toMatchObject({ status: 'exited', entered: false });
+    expect(await enrollmentOf(ended)).toMatchObject({ status: 'exited', current_node_id: null, started_at: null });
+  });
+
   it('a local time is the contact\'s own zone\'s, else the workspace\'s', async () => {
     const tokyo = await journey(chain, { attributes: { timezone: 'Asia/Tokyo' }, identities: [] });
     const plain = await journey(chain, { attributes: { timezone: 'Not/AZone' }, identities: [] });

@@ -15,6 +15,19 @@ describe('the client key of the per-address limits', () => {
     expect(key).toBe('2001:db8:1:2::/64');
   });
 
+  it('an IPv4 address in any spelling the parser reads has the key of its canonical form', () => {
+    for (const [written, key] of [
+      ['::FFFF:203.0.113.7', '203.0.113.7'],
+      ['0.0.0.0', '0.0.0.0'],
+      ['255.255.255.255', '255.255.255.255'],
+      ['010.0.0.1', '8.0.0.1'],
+      ['127.1', '127.0.0.1'],
+      ['::ffff:7f00:1', '127.0.0.1'],
+    ]) expect(clientKeyOf(written)).toBe(key);
+    expect(clientKeyOf('256.0.0.1')).toBe('unknown');
+    expect(clientKeyOf('1.2.3.4.5')).toBe('unknown');
+  });
+
   it('no address, or something that is not one, shares a single key', () => {
     expect(clientKeyOf(undefined)).toBe('unknown');
     expect(clientKeyOf('not an address')).toBe('unknown');

@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { JourneyMessageOutcome } from '../../services/acceptance/journey-message';
 import type { EventMatch, JourneyGraph, JourneyNode } from '../../core/journeys/graph';
-import type { JourneyStep, LoadedJourney } from '../../db/repositories/journey-progress';
+import type { EnteredJourney, JourneyStep, LoadedJourney } from '../../db/repositories/journey-progress';
 import { journeyWorkflow } from '../../workflows/journey';
 import type { EnrollmentEnd } from '../../core/journeys/enrollment';
 import { exitEnrollmentSignal, journeyEventSignal } from '../../workflows/journey-signals';
@@ -46,14 +46,33 @@ class FakeEnrollment {
     readonly goal: EventMatch | null = null,
   ) {}
 
+  /** The enrollment is ended by another writer (an exit through the API) between its load and its first step. */
+  endsBeforeFirstStep = false;
+
+  endElsewhere(): false {
+    this.endsBeforeFirstStep = false;
+    this.status = 'exited';
+    return false;
+  }
+
+  loaded(): LoadedJourney {
+    return { automationId: 'a', versionId: 'v', contactId: 'c', status: this.status, triggerEventId: this.triggerEventId, graph: this.graph, goal: this.goal };
+  }
+
   activities() {
     return {
-      loadJourney: async (): Promise<LoadedJourney | null> => ({
-        automationId: 'a', versionId: 'v', contactId: 'c', status: this.status, triggerEventId: this.triggerEventId, graph: this.graph, goal: this.goal,
-      }),
+      loadJourney: async (): Promise<LoadedJourney | null> => this.loaded(),
       recordJourneyStep: async (_workspaceId: string, _enrollmentId: string, step: JourneyStep): Promise<boolean> => {
+        if (this.endsBeforeFirstStep) return this.endElsewhere();
         this.steps.push(step.nodeId);
         return this.status === 'active';
+      },
+      enterJourney: async (): Promise<EnteredJourney | null> => {
+        const journey = this.loaded();
+        if (journey.status !== 'active') return { ...journey, entered: false };
+        if (this.endsBeforeFirstStep) return { ...journey, entered: this.endElsewhere() };
+        this.steps.push(this.graph.entry);
+        return { ...journey, entered: true };
       },
       enqueueJourneyMessage: async (_workspaceId: string, _enrollmentId: string, nodeId: string, nowIso: string): Promise<JourneyMessageOutcome> => {
         this.asked.push({ nodeId, at: Date.parse(nowIso) });
@@ -103,9 +122,11 @@ describe('journey workflow', () => {
       connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: enrollment.activities(), ...options,
     });
 
-  const start = () => {
+  /** As temporal/journeys.ts starts a journey, or (`startedBefore33`) as journeys were started before issue 33. */
+  const start = (startedBefore33 = false) => {
     const enrollmentId = randomUUID();
-    return env.workflowClient.start(journeyWorkflow, { taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [{ workspaceId: randomUUID(), enrollmentId }] });
+    const input = { workspaceId: randomUUID(), enrollmentId, ...(!startedBefore33 && { enter: 'at-once' as const }) };
+    return env.workflowClient.start(journeyWorkflow, { taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [input] });
   };
 
   it('a 3-step journey with waits of days completes in seconds, each message at its day', async () => {
@@ -127,6 +148,42 @@ describe('journey workflow', () => {
     expect((enrollment.queued.get('offer') ?? 0) - first).toBeGreaterThanOrEqual(5 * DAY);
     expect(enrollment.steps).toEqual(['welcome', 'two-days', 'tips', 'three-days', 'offer']);
     expect(enrollment.ends).toEqual([{ status: 'completed', reason: 'completed' }]);
+  });
+
+  it('a new journey loads and records its entry node in one local activity; one started before issue 33 still takes two', async () => {
+    const enrollment = new FakeEnrollment({ entry: 'month', nodes: [wait('month', 30 * DAY, 'hello'), message('hello', null)] });
+    const worker = await workerFor(enrollment);
+    /** The local activities of a journey's first workflow task, up to the timer of its wait. */
+    const enteringSteps = async (handle: Awaited<ReturnType<typeof start>>) => {
+      let events = (await handle.fetchHistory()).events ?? [];
+      for (let attempt = 0; attempt < 200 && !events.some((event) => event.timerStartedEventAttributes); attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        events = (await handle.fetchHistory()).events ?? [];
+      }
+      const beforeTimer = events.slice(0, events.findIndex((event) => event.timerStartedEventAttributes));
+      expect(beforeTimer.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+      return beforeTimer.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    };
+    await worker.runUntil(async () => {
+      const journeys = [await start(), await start(true)];
+      expect(await enteringSteps(journeys[0])).toBe(1);
+      expect(await enteringSteps(journeys[1])).toBe(2);
+      for (const handle of journeys) await handle.signal(exitEnrollmentSignal, { reason: 'manual' });
+      for (const handle of journeys) expect(await handle.result()).toEqual({ status: 'exited', reason: 'manual' });
+    });
+    expect(enrollment.steps).toEqual(['month', 'month']);
+  });
+
+  it('an enrollment ended elsewhere as its journey enters records no step, sends nothing and is not finished again', async () => {
+    const enrollment = new FakeEnrollment(THREE_STEPS);
+    enrollment.endsBeforeFirstStep = true;
+    const worker = await workerFor(enrollment);
+    await worker.runUntil(async () => {
+      expect(await (await start()).result()).toEqual({ status: 'exited', reason: 'manual' });
+    });
+    expect(enrollment.steps).toEqual([]);
+    expect(enrollment.ends).toEqual([]);
+    enrollment.expectEachMessageOnce([]);
   });
 
   it('an event matched to the goal mid-wait exits with goal_reached and no later message; one that matched nothing changes nothing', async () => {
@@ -152,7 +209,7 @@ describe('journey workflow', () => {
     const signalWithStart = (eventId: string) => {
       const enrollmentId = randomUUID();
       return env.workflowClient.signalWithStart(journeyWorkflow, {
-        taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [{ workspaceId: randomUUID(), enrollmentId }],
+        taskQueue, workflowId: `enrollment:${enrollmentId}`, args: [{ workspaceId: randomUUID(), enrollmentId, enter: 'at-once' }],
         signal: journeyEventSignal, signalArgs: [{ eventId, name: 'order.placed', matched: { goal: true, nodeIds: [] }, occurredAt: new Date().toISOString() }],
       });
     };

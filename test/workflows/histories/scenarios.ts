@@ -221,6 +221,20 @@ export const SCENARIOS: HistoryScenario[] = [
       finishEnrollment: sequence(true),
     },
   },
+  // Since issue 33 a new journey loads and records its entry node in one local activity (asked for by its start).
+  {
+    name: 'journey-enters-at-once',
+    workflow: 'journeyWorkflow',
+    args: () => [{ workspaceId, enrollmentId: randomUUID(), enter: 'at-once' }],
+    activities: {
+      enterJourney: async () => ({ automationId: randomUUID(), versionId: randomUUID(), contactId: randomUUID(), status: 'active', triggerEventId: null, graph: journeyGraph, goal: null, entered: true }),
+      recordJourneyStep: sequence(true),
+      enqueueJourneyMessage: sequence<JourneyMessageOutcome>({ state: 'queued', messageId: randomUUID(), channel: 'email' }),
+      localTimeAfter: async (_workspaceId: string, _contactId: string, _at: string, afterIso: string) => new Date(Date.parse(afterIso) + 3 * HOUR).toISOString(),
+      evaluateJourneyBranch: sequence(true),
+      finishEnrollment: sequence(true),
+    },
+  },
   // A goal event that came before the journey loaded, in the signal shape written before signals carried
   // ids only (the event's properties, matched by the workflow): runs of that shape must still replay.
   {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
@@ -21,10 +22,32 @@ const LIGHT_INTERVAL_MS = 200;
 const PER_CALL = 100;
 const CONCURRENT_CALLS = 4;
 
+/**
+ * The Temporal server this benchmark talks to, by its process id: a pattern would also count (and, when they
+ * exit, subtract) other dev servers on the machine. A dev server is told apart by its port; the server on
+ * PostgreSQL (scripts/temporal-postgres.sh) by its binary.
+ */
+function commandLineOf(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return ''; // ended meanwhile
+  }
+}
+
+function temporalServer(address: string): number | RegExp {
+  const port = address.split(':')[1];
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    const command = commandLineOf(pid);
+    if (new RegExp(`temporal server start-dev .*--port ${port} `).test(command) || /tools\/bin\/temporal-server /.test(command)) return Number(pid);
+  }
+  return /temporal server start-dev|tools\/bin\/temporal-server /;
+}
+
 export const CPU_GROUPS = {
   worker: /workers\/main\.ts/,
   postgres: /^postgres|bin\/postgres/,
-  temporal: /temporal server start-dev|tools\/bin\/temporal-server\b/,
+  temporal: temporalServer(process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7244'),
 };
 
 const pad = (label: string) => `  ${label.padEnd(46)}`;

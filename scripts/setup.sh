@@ -39,7 +39,8 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 
-# Temporal CLI (the dev server for `npm start` and integration tests).
+# Temporal CLI: the dev server of the integration tests (and of `TEMPORAL_PERSISTENCE=sqlite npm start`), and the
+# operator commands scripts/temporal-postgres.sh uses on the server `npm start` runs on PostgreSQL.
 if [ -z "${TEMPORAL_CLI_PATH:-}" ] && ! temporal --version 2>/dev/null | grep -q '^temporal version 1\.' \
   && ! "$TOOLS_DIR/bin/temporal" --version 2>/dev/null | grep -q "^temporal version $TEMPORAL_CLI_VERSION "; then
   command -v go >/dev/null || { say "Go is needed to build the Temporal CLI (or set TEMPORAL_CLI_PATH)"; exit 1; }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../core/config';
 import { connectTemporal } from '../temporal/connection';
@@ -10,8 +10,9 @@ import { devServerArgs, temporalCliPath } from './temporal-cli';
 import { LOCAL_AWS_PORT, useLocalAwsStandIn } from './local-aws';
 
 /**
- * `npm start`: the local stack in one terminal. Starts PostgreSQL and Redis (project-local), the
- * Temporal dev server unless one already answers at TEMPORAL_ADDRESS, runs migrations, then the API
+ * `npm start`: the local stack in one terminal. Starts PostgreSQL and Redis (project-local), a
+ * Temporal server on that PostgreSQL with its Web UI unless one already answers at TEMPORAL_ADDRESS (the
+ * dev server and its SQLite file with TEMPORAL_PERSISTENCE=sqlite), runs migrations, then the API
  * and the worker. A child that dies is started again with backoff while the others keep running (see
  * child-supervisor.ts). Ctrl-C stops everything this script started.
  */
@@ -58,6 +59,60 @@ async function registerMissingSearchAttributes(): Promise<void> {
   }
 }
 
+/**
+ * Where the Temporal that `npm start` runs keeps its state: the project's PostgreSQL (faster than the dev
+ * server's SQLite file: docs/delivery.md#running-temporal-on-postgresql), or that file as the way back. A switch
+ * of this script, not of the service: the API and workers only see TEMPORAL_ADDRESS.
+ */
+function temporalPersistence(): 'postgresql' | 'sqlite' {
+  const value = process.env.TEMPORAL_PERSISTENCE || 'postgresql';
+  if (value === 'postgresql' || value === 'sqlite') return value;
+  throw new Error(`TEMPORAL_PERSISTENCE must be postgresql or sqlite, not "${value}"`);
+}
+
+const TEMPORAL_UI_PORT = 8233;
+
+/** The dev server with its SQLite file and its embedded UI, as before Temporal ran on PostgreSQL. */
+function startTemporalOnSqlite(): void {
+  mkdirSync(resolve(root, '.data/temporal'), { recursive: true });
+  run('temporal', temporalCliPath(process.env), devServerArgs({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dbFile: resolve(root, '.data/temporal/dev.db'),
+    uiPort: TEMPORAL_UI_PORT,
+  }));
+}
+
+/**
+ * The Temporal server on the project's PostgreSQL and its Web UI, each a supervised child: `run` execs the
+ * server, so its death is seen and it is started again like the API. Frontend on TEMPORAL_ADDRESS, the
+ * server's other services on the next nine ports (7234-7242 by default, clear of everything started here).
+ * Answers the UI's address, or why there is none.
+ */
+async function startTemporalOnPostgres(): Promise<string> {
+  const env = {
+    TEMPORAL_PG_ADDRESS: config.TEMPORAL_ADDRESS,
+    TEMPORAL_PG_UI_PORT: String(TEMPORAL_UI_PORT),
+    TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
+  };
+  const step = (name: string): void => {
+    execFileSync('bash', ['scripts/temporal-postgres.sh', name], { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  };
+  const bin = resolve(process.env.TOOLS_DIR ?? resolve(root, '.tools'), 'bin');
+  if (!existsSync(resolve(bin, 'temporal-server'))) {
+    console.log('[start] building the Temporal server and its Web UI from source: the first start takes several minutes');
+  }
+  // Once in the foreground before the child, so a build or schema failure stops npm start with its message
+  // instead of a restart loop; `run` repeats it in seconds.
+  step('prepare');
+  run('temporal', 'bash', ['scripts/temporal-postgres.sh', 'run'], env);
+  if (!(await temporalAnswers(120_000))) throw new Error(`Temporal did not start at ${config.TEMPORAL_ADDRESS} (its [temporal] lines above say why)`);
+  step('namespace');
+  if (!existsSync(resolve(bin, 'temporal-ui-server'))) return 'none: its build failed (bash scripts/provision/temporal-server.sh says why)';
+  run('temporal-ui', 'bash', ['scripts/temporal-postgres.sh', 'ui'], env);
+  return `http://localhost:${TEMPORAL_UI_PORT}`;
+}
+
 const startedServices = !services('status').includes('postgres: running');
 
 async function stop(code: number): Promise<void> {
@@ -71,20 +126,22 @@ async function stop(code: number): Promise<void> {
 async function main(): Promise<void> {
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+
+  const persistence = temporalPersistence();
   services('start');
 
   let temporalUi = 'the Web UI of your Temporal cluster';
+  let temporal = `${config.TEMPORAL_ADDRESS}   (already running, yours)`;
   if (!(await temporalAnswers(500))) {
-    mkdirSync(resolve(root, '.data/temporal'), { recursive: true });
-    const uiPort = 8233;
-    run('temporal', temporalCliPath(process.env), devServerArgs({
-      address: config.TEMPORAL_ADDRESS,
-      namespace: config.TEMPORAL_NAMESPACE,
-      dbFile: resolve(root, '.data/temporal/dev.db'),
-      uiPort,
-    }));
-    if (!(await temporalAnswers(60_000))) throw new Error(`Temporal did not start at ${config.TEMPORAL_ADDRESS}`);
-    temporalUi = `http://localhost:${uiPort}`;
+    if (persistence === 'sqlite') {
+      startTemporalOnSqlite();
+      if (!(await temporalAnswers(60_000))) throw new Error(`Temporal did not start at ${config.TEMPORAL_ADDRESS}`);
+      temporalUi = `http://localhost:${TEMPORAL_UI_PORT}`;
+      temporal = `${config.TEMPORAL_ADDRESS}   (dev server, state in .data/temporal/dev.db)`;
+    } else {
+      temporalUi = await startTemporalOnPostgres();
+      temporal = `${config.TEMPORAL_ADDRESS}   (state in PostgreSQL: databases temporal, temporal_visibility)`;
+    }
   }
   await registerMissingSearchAttributes();
 
@@ -133,6 +190,7 @@ async function main(): Promise<void> {
   API            ${base}/api/v1
   API reference  ${base}/api/v1/docs   (OpenAPI: ${base}/api/v1/openapi.json)
   Health         ${base}/readyz   Metrics: ${base}/metrics
+  Temporal       ${temporal}
   Temporal UI    ${temporalUi}
   Inbound SMTP   ${config.INBOUND_SMTP_HOST}:${config.INBOUND_SMTP_PORT}   (the MX of inbound-enabled domains)${mailCatcher}${localDns}
 

@@ -23,7 +23,8 @@ function processCpu(pid: string): number {
   }
 }
 
-function commandLine(pid: string): string {
+/** A process's command line, its arguments joined by spaces ('' once it has ended). */
+export function commandLine(pid: string): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
 import { type EmailStack, startEmailStack } from '../test/helpers/email-stack';
 import { addTestDomain, createTestWorkspace } from '../test/helpers/workspaces';
-import { type CpuReading, readCpu } from './cpu-meter';
+import { commandLine, type CpuReading, readCpu } from './cpu-meter';
 import { sentTimes } from './sent-times';
 import { summary } from './stats';
 import { workerInItsOwnProcess } from './worker-process';
@@ -27,18 +27,10 @@ const CONCURRENT_CALLS = 4;
  * exit, subtract) other dev servers on the machine. A dev server is told apart by its port; the server on
  * PostgreSQL (scripts/temporal-postgres.sh) by its binary.
  */
-function commandLineOf(pid: string): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return ''; // ended meanwhile
-  }
-}
-
 function temporalServer(address: string): number | RegExp {
   const port = address.split(':')[1];
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    const command = commandLineOf(pid);
+    const command = commandLine(pid);
     if (new RegExp(`temporal server start-dev .*--port ${port} `).test(command) || /tools\/bin\/temporal-server /.test(command)) return Number(pid);
   }
   return /temporal server start-dev|tools\/bin\/temporal-server /;
@@ -165,6 +157,8 @@ export async function burst(client: Client, rate: number): Promise<void> {
     console.log(`${pad(`burst of ${BURST} at ${rate}/s: accepted`)} ${accepted} (${JSON.stringify(statuses)}) in ${(acceptedMs / 1000).toFixed(1)} s`);
     console.log(`${pad('  drained (first POST to last sent)')} ${drainSeconds.toFixed(1)} s: ${overall.toFixed(1)} sends/s, ${((overall / rate) * 100).toFixed(1)}% of ${rate}/s`);
     console.log(`${pad('  steady rate (middle 80% of sends)')} ${middle.toFixed(1)} sends/s, ${((middle / rate) * 100).toFixed(1)}% of ${rate}/s`);
+    // dispatched_at is written once a round's starts have returned: with batches that is right after the
+    // first start; with a round of many single starts (SEND_BATCH_THRESHOLD=0) it can come after the first send.
     const [{ dispatched }] = await stack.api.db.query<{ dispatched: number }>(
       "SELECT EXTRACT(EPOCH FROM min(dispatched_at))::float AS dispatched FROM messages WHERE workspace_id = $1 AND subject = 'Your receipt'",
       { bind: [workspace.workspaceId], type: QueryTypes.SELECT },

@@ -40,7 +40,7 @@ const isBatchItemCode = (code: string): code is BatchItemCode => (BATCH_ITEM_COD
 
 /**
  * A refused item's error: `{ code, message }`, and a quota refusal's figures as the single send's 402 has them.
- * The spec closes the item codes to its list: any other refusal of the item's input (an attachment refused,
+ * The spec closes the item codes to its list: every other refusal of the item's input (an attachment refused,
  * attachment_rejected on a single send) is a validation_error whose message keeps its reason. A server-side
  * failure is no item's fault: the whole request answers it.
  */

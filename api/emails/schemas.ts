@@ -85,7 +85,7 @@ export const BatchItemResultSchema = z
     droppedRecipients: z.array(DroppedRecipientSchema).optional(),
     error: z
       .object({
-        code: z.enum(BATCH_ITEM_CODES).describe('The spec\'s codes only: any other refusal of an item (a bad attachment) is validation_error with its reason in message'),
+        code: z.enum(BATCH_ITEM_CODES).describe('The spec\'s codes only: every other refusal of an item (a bad attachment) is validation_error with its reason in message'),
         message: z.string().optional(),
         resource: z.string().optional().describe('quota_exceeded only, with limit, used, remaining and plan (as the 402 of POST /emails)'),
         limit: z.number().int().optional(),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createRedis, createSubscriber } from '../../db/redis';
+import { createRedis, createSubscriber, redisReady } from '../../db/redis';
 import { outboxWakePublisher } from '../../db/outbox-wake';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
 import { createTestWorkspace } from '../helpers/workspaces';
@@ -56,6 +56,8 @@ describe('the nudge publisher', () => {
       const heard: string[] = [];
       subscriber.on('message', (channel: string) => heard.push(channel));
       await subscriber.subscribe(`${prefix}outbox:wake`);
+      // Commands fail at once while a connection is not ready yet (no offline queue): wait, as a serving API has.
+      expect(await redisReady(redis, 5_000)).toBe(true);
       const wake = outboxWakePublisher(redis, prefix);
       for (let i = 0; i < 1_000; i += 1) wake();
       await sleep(300);

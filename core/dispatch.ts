@@ -117,6 +117,16 @@ export function transactionalBatchMinimum(bound: number): number {
 /** The longest a backlogged workspace's claimed messages are put back to gather into a bigger batch. */
 export const BATCH_DEFERRAL_MS = 250;
 
+/**
+ * Forgets the gathering start of workspaces that stopped gathering without a batch (their backlog emptied, or
+ * their messages went out one by one): an entry older than two windows can belong to no gathering still under
+ * way (one that reaches its window is sent, and its entry dropped), and left in place it would cut the next
+ * gathering of that workspace short and keep one entry per workspace ever seen for the life of the worker.
+ */
+export function forgetStaleGathering(gathering: Map<string, number>, now: number): void {
+  for (const [key, since] of gathering) if (now - since >= 2 * BATCH_DEFERRAL_MS) gathering.delete(key);
+}
+
 /** How a round's transactional messages go: each in its own workflow, in batches, or back to the outbox for now. */
 export interface TransactionalPlan {
   single: DispatchedMessage[];

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../core/config';
 import {
-  BATCH_DEFERRAL_MS, chunksOf, type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim, planTransactional,
+  BATCH_DEFERRAL_MS, chunksOf, forgetStaleGathering, type DispatchClass, type DispatchedMessage, inFlightBounds, type InFlightSettings, minimumClaim, planTransactional,
   transactionalBatchMinimum,
 } from '../core/dispatch';
 import type { Registry } from 'prom-client';
@@ -244,6 +244,7 @@ export async function startTransactional(
   const backlogged = await backloggedWorkspaces(options.db, channel.channel, claimed.map((message) => message.workspaceId), threshold);
   const key = (workspaceId: string) => `${channel.channel}/${workspaceId}`;
   const now = Date.now();
+  forgetStaleGathering(dispatch.gathering, now);
   const plan = planTransactional(claimed, backlogged, transactionalBatchMinimum(bound), (workspaceId) => {
     const since = dispatch.gathering.get(key(workspaceId)) ?? now;
     dispatch.gathering.set(key(workspaceId), since);

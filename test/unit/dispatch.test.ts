@@ -1,6 +1,6 @@
 import {
   type DispatchedMessage, dispatchClassOf, fairShares, inFlightBounds, planTransactional, temporalPriorityOf, TRANSACTIONAL_BATCH_SIZE,
-  transactionalBatchMinimum,
+  transactionalBatchMinimum, BATCH_DEFERRAL_MS, forgetStaleGathering,
 } from '../../core/dispatch';
 
 const settings = { ratePerSecond: 14, leadTimeMs: 4_000, bulkLeadTimeMs: 30_000, batchSize: 500, minimum: 20, maximum: 400 };
@@ -48,6 +48,13 @@ describe('the delivery engine rules', () => {
       const late = planTransactional(of('busy', 4), new Set(['busy']), 25, () => false);
       expect(late.batches.map((batch) => batch.length)).toEqual([4]);
       expect(late.deferred).toEqual([]);
+    });
+
+    it('a gathering that ended without a batch is forgotten after two windows, one still under way is kept', () => {
+      const now = 1_000_000;
+      const gathering = new Map([['email/left', now - 2 * BATCH_DEFERRAL_MS], ['email/gathering', now - BATCH_DEFERRAL_MS + 1]]);
+      forgetStaleGathering(gathering, now);
+      expect([...gathering.keys()]).toEqual(['email/gathering']);
     });
 
     it('the minimum is half a batch, or half the bound when that is smaller; batches fit MessageIds in 2 KB', () => {

@@ -40,7 +40,6 @@ export type ClientErrorCode = 'network_error' | 'unexpected_response';
  * Every code a MessagingApiError can carry. `string & {}` keeps the known codes in editor completion while
  * admitting a code a newer server may add, so a switch over codes must keep a default branch.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the documented idiom for an open union
 export type MessagingErrorCode = ApiErrorCode | ClientErrorCode | (string & {});
 
 /** The flattened zod issues of a 422 validation_error: `{ formErrors, fieldErrors: { field: [messages] } }`. */

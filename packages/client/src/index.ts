@@ -15,6 +15,7 @@ export {
   type ValidationIssues,
 } from './errors';
 export { unwrap, type FetchResult } from './unwrap';
+export { paginate, type PaginateParams, type PaginatedItem, type PaginatedPath } from './pagination';
 
 export interface MessagingClientOptions {
   /** Where the service runs, without /api/v1 (the document's paths carry it): `http://localhost:3000`. */

@@ -1,5 +1,6 @@
 import type { Client } from 'openapi-fetch';
 import type { paths } from './schema';
+import type { MessagingPaths } from './send-paths';
 import { unwrap, type FetchResult } from './unwrap';
 
 /**
@@ -44,7 +45,7 @@ type LooseGet = (path: string, init: { params: { path?: unknown; query: Record<s
  *   for await (const order of paginate(client, '/api/v1/commerce/orders', { query: { limit: 100 } })) ...
  *   for await (const thread of paginate(client, '/api/v1/inboxes/{id}/threads', { path: { id } })) ...
  */
-export async function* paginate<P extends PaginatedPath>(client: Client<paths>, path: P, ...[params]: PaginateArgs<P>): AsyncGenerator<PaginatedItem<P>, void, undefined> {
+export async function* paginate<P extends PaginatedPath>(client: Client<MessagingPaths>, path: P, ...[params]: PaginateArgs<P>): AsyncGenerator<PaginatedItem<P>, void, undefined> {
   const get = client.GET as unknown as LooseGet;
   const query: Record<string, unknown> = { ...(params?.query as Record<string, unknown> | undefined) };
   let position: Record<string, unknown> = {};

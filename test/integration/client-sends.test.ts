@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createMessagingClient, isMessagingApiError, MessagingApiError, paginate, unwrap, verifyWebhook, type MessagingClient, type WebhookEvent } from '../../packages/client/src';
-import { domainVerificationWorkflowId } from '../../core/ids';
+import { campaignWorkflowId, domainVerificationWorkflowId } from '../../core/ids';
 import { connectTemporal } from '../../temporal/connection';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { startEmailStack, type EmailStack } from '../helpers/email-stack';
@@ -184,6 +184,11 @@ describe('the typed client', () => {
     expect(sent).toMatchObject({ id: campaign.id, status: 'sending', recipients: 2 });
     await until('the campaign is sent', () => unwrap(client.GET('/api/v1/campaigns/{id}', { params: { path: { id: campaign.id } } })), (read) => read.status === 'sent', 60_000);
     for (const address of addresses) expect(mailsTo(address)).toHaveLength(1);
+    // The campaign reads `sent` once its last activity wrote it; its workflow ends a moment later. Waiting for
+    // that lets the workers stop with nothing in flight (else jest's worker is slow to exit and is killed).
+    const temporal = await connectTemporal(stack.api.config);
+    await temporal.workflow.getHandle(campaignWorkflowId(campaign.id)).result();
+    await temporal.connection.close();
   });
 
   it('a webhook the service delivers is verified by verifyWebhook in an Express handler; a tampered copy is refused', async () => {

@@ -115,6 +115,7 @@ describe('the typed client', () => {
       expect.objectContaining({ index: 2, status: 'accepted', duplicate: true }),
     ]);
     await until('both are sent', async () => mailsTo(ann).length + mailsTo(bob).length, (count) => count >= 2);
+    // A second copy would leave right behind the first: give it the time to, then count.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect([mailsTo(ann).length, mailsTo(bob).length]).toEqual([1, 1]);
   });

@@ -36,7 +36,8 @@ const apiResources = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
+  // packages/*/dist: a package's build output (npm run build inside it), not source.
+  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**', 'packages/*/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,7 +6,9 @@ import { describeError } from './tool';
 
 /** What the MCP client (Claude Desktop, an IDE, an agent runtime) sets in the server's environment. */
 const Settings = z.object({
-  MESSAGING_API_KEY: z.string().startsWith('sk_', 'MESSAGING_API_KEY must be a workspace API key (sk_...)'),
+  MESSAGING_API_KEY: z
+    .string({ error: 'is not set: give the workspace API key (sk_...) the agent acts with' })
+    .startsWith('sk_', 'must be a workspace API key (sk_...)'),
   MESSAGING_BASE_URL: z.url().default('http://localhost:3000'),
 });
 

@@ -64,7 +64,8 @@ export const replyToThread = defineTool({
   description:
     'Send an answer in a thread from its inbox: it answers the thread\'s latest received message (In-Reply-To, References and "Re:" are set), ' +
     'to its sender unless replyAll (also the other recipients) or to is given. Give text and/or html. ' +
-    'Answers the queued send; get_message with its id (sendId) shows whether it went out.',
+    'Answers { id, threadId, messageId, status: "queued" }; read_thread later shows the answer\'s status (sent, delivered, bounced), ' +
+    'and so does get_message with messageId where that tool is offered.',
   access: ['inbox:send'],
   input: z.object({
     inboxId: Id('The inbox (list_inboxes)'),

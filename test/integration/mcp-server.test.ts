@@ -134,6 +134,35 @@ describe('an agent sending', () => {
   });
 });
 
+describe('an agent reading', () => {
+  it('search_contacts by text, by two attributes and by page → only the matching contacts, with the total', async () => {
+    const { workspaceId } = await createTestWorkspace(stack.api);
+    const seeded = await seedContacts(stack.api.db, workspaceId, { count: 4, prefix: 'mcp-reader', attributes: (i) => ({ vip: i < 2, tier: i % 2 === 0 ? 'gold' : 'blue' }) });
+    await seedContacts(stack.api.db, workspaceId, { count: 1, prefix: 'someone-else' });
+    const { apiKey } = await createTestKey(stack.api, workspaceId, ['contacts:read']);
+    const agent = await connectAgent(apiKey);
+    type Page = { data: Array<{ id: string }>; total: number };
+    const ids = (page: Page) => page.data.map((contact) => contact.id).sort();
+
+    const byText = await useOk<Page>(agent, 'search_contacts', { q: 'mcp-reader' });
+    expect(byText.total).toBe(4);
+    expect(ids(byText)).toEqual(seeded.map((contact) => contact.id).sort());
+    const byAttributes = await useOk<Page>(agent, 'search_contacts', { attribute: ['vip:true', 'tier:gold'] });
+    expect(ids(byAttributes)).toEqual([seeded[0].id]);
+    const secondPage = await useOk<Page & { page: number }>(agent, 'search_contacts', { q: 'mcp-reader', page: 2, pageSize: 3 });
+    expect(secondPage).toMatchObject({ page: 2, total: 4 });
+    expect(secondPage.data).toHaveLength(1);
+  });
+
+  it('list_domains → the workspace\'s verified domain, without its DNS records', async () => {
+    const { workspaceId, domain, domainId } = await createTestWorkspace(stack.api, { domain: true });
+    const { apiKey } = await createTestKey(stack.api, workspaceId, ['domains:write']);
+    const listed = await useOk<{ domains: Array<Record<string, unknown>> }>(await connectAgent(apiKey), 'list_domains', {});
+    expect(listed.domains).toEqual([expect.objectContaining({ id: domainId, name: domain, status: 'verified' })]);
+    expect(listed.domains[0]).not.toHaveProperty('dnsRecords');
+  });
+});
+
 describe('an agent answering its inbox', () => {
   it('list_inbox_threads, read_thread, then reply_to_thread → the answer goes to the sender, In-Reply-To the received mail; the thread holds both', async () => {
     const { workspaceId, domain, call } = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });

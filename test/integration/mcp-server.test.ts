@@ -194,6 +194,13 @@ describe('an agent answering its inbox', () => {
     const after = await useOk<{ thread: { messageCount: number }; messages: Array<{ direction: string }> }>(agent, 'read_thread', { inboxId: inbox.id, threadId });
     expect(after.thread.messageCount).toBe(2);
     expect(after.messages.map((message) => message.direction)).toEqual(['in', 'out']);
+
+    // The agent sends the same answer again (a retry): the service takes it as the first one, nothing goes out twice.
+    expect(await useOk(agent, 'reply_to_thread', { inboxId: inbox.id, threadId, text: 'It ships today.' })).toMatchObject({ status: 'duplicate', messageId: reply.messageId });
+    expect(stack.sink.received.filter((sent) => sent.raw.includes(`<${reply.messageId}@`))).toHaveLength(1);
+
+    const empty = await use(agent, 'reply_to_thread', { inboxId: inbox.id, threadId });
+    expect(empty).toEqual({ isError: true, text: expect.stringMatching(/^validation_error: /) });
   });
 });
 

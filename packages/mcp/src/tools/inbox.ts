@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type components, unwrap } from '../../../client/src';
 import { defineTool } from '../tool';
-import { Addresses, Id, IdempotencyKey, idempotencyKeyOr } from './inputs';
+import { Addresses, Id, ReplyIdempotencyKey } from './inputs';
 
 type EmailMessage = components['schemas']['EmailMessage'];
 
@@ -76,16 +76,10 @@ export const replyToThread = defineTool({
     quote: z.boolean().default(false).describe('Quote the answered message below the answer'),
     to: Addresses('Instead of the computed recipients').optional(),
     cc: Addresses('Instead of the computed copies').optional(),
-    idempotencyKey: IdempotencyKey.optional(),
+    idempotencyKey: ReplyIdempotencyKey.optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  run: async ({ client }, { inboxId, threadId, idempotencyKey, ...body }) => {
-    if (body.text === undefined && body.html === undefined) throw new Error('Give text or html: the answer has no body');
-    return unwrap(
-      client.POST('/api/v1/inboxes/{id}/threads/{threadId}/reply', {
-        params: { path: { id: inboxId, threadId } },
-        body: { ...body, idempotencyKey: idempotencyKeyOr(idempotencyKey) },
-      }),
-    );
-  },
+  // Neither text nor html: the API's validation_error says so, naming the field.
+  run: async ({ client }, { inboxId, threadId, ...body }) =>
+    unwrap(client.POST('/api/v1/inboxes/{id}/threads/{threadId}/reply', { params: { path: { id: inboxId, threadId } }, body })),
 });

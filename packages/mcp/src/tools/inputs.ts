@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 /** The API's ids are UUIDs; checking here answers an agent's typo before any request is made. */
@@ -17,8 +16,15 @@ export const IdempotencyKey = z
   .max(255)
   .describe(
     'Optional. Give your own and repeat it when you retry the same send: the API answers the first send (status duplicate) ' +
-      'instead of sending twice. Left out, a new key is made for this call.',
+      'instead of sending twice. Left out, the client makes one for this call (its own retries reuse it).',
   );
 
-/** A send is always idempotent: the agent's key if it gave one, else a fresh one (so a retry inside one call never doubles). */
-export const idempotencyKeyOr = (given: string | undefined): string => given ?? `mcp-${randomUUID()}`;
+/** An inbox reply without a key is deduplicated by the service on its content, which a random key would defeat. */
+export const ReplyIdempotencyKey = z
+  .string()
+  .min(8)
+  .max(255)
+  .describe(
+    'Optional. Left out, the same answer sent again to the same thread within 10 minutes is taken as a repeat (status duplicate), ' +
+      'not sent twice; give a key to control that yourself.',
+  );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { unwrap } from '../../../client/src';
 import { holds } from '../scopes';
 import { defineTool } from '../tool';
-import { Addresses, Id, IdempotencyKey, idempotencyKeyOr, Variables } from './inputs';
+import { Addresses, Id, IdempotencyKey, Variables } from './inputs';
 
 export const sendEmail = defineTool({
   name: 'send_email',
@@ -27,12 +27,8 @@ export const sendEmail = defineTool({
     idempotencyKey: IdempotencyKey.optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  run: async ({ client }, args) =>
-    unwrap(
-      client.POST('/api/v1/emails', {
-        body: { ...args, idempotencyKey: idempotencyKeyOr(args.idempotencyKey), disableTracking: false, disableUtm: false, listUnsubscribe: false },
-      }),
-    ),
+  // Without the agent's key the client generates one, so its retries of a lost answer never send twice.
+  run: async ({ client }, body) => unwrap(client.POST('/api/v1/emails', { body })),
 });
 
 export const sendMessage = defineTool({
@@ -59,12 +55,7 @@ export const sendMessage = defineTool({
     idempotencyKey: IdempotencyKey.optional(),
   }),
   annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  run: async ({ client }, args) =>
-    unwrap(
-      client.POST('/api/v1/messages', {
-        body: { ...args, idempotencyKey: idempotencyKeyOr(args.idempotencyKey), disableTracking: false, disableUtm: false, listUnsubscribe: false },
-      }),
-    ),
+  run: async ({ client }, body) => unwrap(client.POST('/api/v1/messages', { body })),
 });
 
 export const getMessage = defineTool({

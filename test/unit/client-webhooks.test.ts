@@ -4,7 +4,7 @@ import { generateWebhookSecret, webhookHeaders } from '../../core/webhook-signin
 
 /** A request signed as the service signs its deliveries (core/webhook-signing.ts). */
 function delivery(secrets: string[], body: string, at = new Date()) {
-  return { body, headers: webhookHeaders(secrets, 'd6a6f8e2-0d8e-4c4e-8a51-0b5f1f3c9e10', at, body) };
+  return { body, headers: { ...webhookHeaders(secrets, 'd6a6f8e2-0d8e-4c4e-8a51-0b5f1f3c9e10', at, body) } };
 }
 
 const body = JSON.stringify({ type: 'email.delivered', createdAt: '2026-01-01T00:00:00.000Z', data: { emailId: 'e1', kind: 'transactional', channel: 'email', to: ['ann@example.org'], recipients: ['ann@example.org'] } });

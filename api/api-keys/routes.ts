@@ -6,12 +6,20 @@ import {
   ApiKeyListSchema,
   ApiKeyParams,
   ApiKeyQuotaExceededSchema,
+  ApiKeySchema,
   CreateApiKeyBody,
 } from './schemas';
 import type { ApiKeyService } from './service';
 import { apiKeyCreatedView, apiKeyView } from './views';
 
 export function apiKeyRoutes(routes: RouteTable, keys: ApiKeyService): void {
+  // Any valid key may read itself, so a client (the MCP server) can offer only what its key's scopes allow.
+  routes.get('/api-keys/current', 'any-key', {
+    summary: 'The key making the call: its id, name, prefix and scopes (any valid key, no scope needed)',
+    responses: { 200: { description: 'This key', schema: ApiKeySchema } },
+    handle: async ({ principal }) => ok(apiKeyView(await keys.current(principal))),
+  });
+
   routes.get('/api-keys', 'keys:write', {
     summary: 'List the workspace\'s active API keys that this key could have created (all of them for a full-access key)',
     responses: { 200: { description: 'Active keys, newest first', schema: ApiKeyListSchema } },

@@ -85,6 +85,13 @@ export function createApiKeyService({ db, redis, evictLocally, maxKeys }: ApiKey
       return issueApiKey(db, workspaceId, { name: input.name, scopes: requested }, { max: maxKeys, plan: caller.plan });
     },
 
+    /** The calling key's own record; it authenticated a moment ago, so only a revocation in between misses it. */
+    async current(caller: { workspaceId: string; keyId: string }): Promise<ApiKeyRecord> {
+      const key = await findActiveApiKey(db, caller.workspaceId, caller.keyId);
+      if (!key) throw new AppError('unauthorized', 'Invalid or revoked API key');
+      return key;
+    },
+
     async revoke(caller: { workspaceId: string; keyId: string; scopes: readonly Grant[] }, keyId: string): Promise<void> {
       const { workspaceId } = caller;
       // Scopes never change once a key exists, so what is checked here still holds at the update.

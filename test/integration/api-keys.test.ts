@@ -103,4 +103,17 @@ describe('API keys over HTTP', () => {
     const list = await api.call('GET', '/api/v1/api-keys', { key: apiKey });
     expect((list.body as { data: Array<{ id: string }> }).data.map((key) => key.id)).not.toContain(other.keyId);
   });
+
+  it('GET /api-keys/current answers any valid key with its own id, name and scopes; a revoked key gets 401', async () => {
+    const owner = await createTestWorkspace(api);
+    const sender = await createTestKey(api, owner.workspaceId, ['email:send', 'contacts:read']);
+    const current = await api.call('GET', '/api/v1/api-keys/current', { key: sender.apiKey });
+    expect(current.status).toBe(200);
+    expect(current.body).toEqual({ id: sender.keyId, name: 'test', prefix: expect.any(String), scopes: ['email:send', 'contacts:read'], createdAt: expect.any(String) });
+    expect(sender.apiKey.startsWith((current.body as { prefix: string }).prefix)).toBe(true);
+    expect(await api.call('GET', '/api/v1/api-keys/current', { key: owner.apiKey })).toMatchObject({ status: 200, body: { id: owner.keyId, scopes: ['*'] } });
+
+    expect((await api.call('DELETE', `/api/v1/api-keys/${sender.keyId}`, { key: owner.apiKey })).status).toBe(200);
+    expect((await api.call('GET', '/api/v1/api-keys/current', { key: sender.apiKey })).status).toBe(401);
+  });
 });

@@ -29,15 +29,16 @@ interface FieldErrors {
 /** Prints an error (the API's code and message first) and answers the exit code. */
 export function reportError(error: unknown, output: Output): number {
   if (error instanceof MessagingApiError) {
-    const details = isRecord(error.details) ? error.details : {};
+    const details = error.details;
     if (output.json) {
-      output.note(JSON.stringify({ error: { status: error.status, code: error.code, message: error.message, details: error.details } }));
+      output.note(JSON.stringify({ error: { status: error.status, code: error.code, message: error.message, details: error.details, requestId: error.requestId } }));
       return EXIT.error;
     }
     const status = error.status ? ` (HTTP ${error.status})` : '';
     output.note(`${output.color.red(output.color.bold(`error: ${error.code}`))}${status}: ${error.message}`);
     for (const line of detailLines(details)) output.note(`  ${line}`);
-    if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds !== null) output.note(`  retry after ${error.retryAfterSeconds}s`);
+    if (error.retryAfterSeconds !== undefined) output.note(`  retry after ${error.retryAfterSeconds}s`);
+    if (error.requestId && error.status >= 500) output.note(`  request id ${error.requestId} (quote it when reporting this)`);
     return EXIT.error;
   }
   const cliError = error instanceof CliError ? error : new CliError(error instanceof Error ? error.message : String(error));

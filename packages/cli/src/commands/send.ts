@@ -85,6 +85,10 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
             ...(options.template && { templateId: options.template }),
             ...(options.var && { variables: variables(options.var) }),
             idempotencyKey,
+            // The API's defaults, written out: the generated types mark defaulted fields as required.
+            disableTracking: false,
+            disableUtm: false,
+            listUnsubscribe: false,
           },
         }),
       );
@@ -124,6 +128,7 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
             ...(options.var && { variables: variables(options.var) }),
             ...(options.fallback && { fallbackChain: options.fallback }),
             idempotencyKey,
+            // As on send email: the API's defaults, written out for the generated types.
             disableTracking: false,
             disableUtm: false,
             listUnsubscribe: false,
@@ -146,6 +151,8 @@ interface Accepted {
   idempotencyKey: string;
   channel?: string;
   bodyMismatch?: boolean;
+  /** Copies left out because the address is suppressed (bounce, complaint, unsubscribe). */
+  droppedRecipients?: Array<{ address: string; reason: string }>;
 }
 
 function printAccepted({ output }: CliContext, accepted: Accepted): void {
@@ -155,6 +162,9 @@ function printAccepted({ output }: CliContext, accepted: Accepted): void {
     ['status', paintStatus(output.color, accepted.status)],
     ...(accepted.channel ? [['channel', accepted.channel] as [string, string]] : []),
     ['idempotency key', accepted.idempotencyKey],
+    ...(accepted.droppedRecipients?.length
+      ? [['dropped', output.color.yellow(accepted.droppedRecipients.map((dropped) => `${dropped.address} (${dropped.reason})`).join(', '))] as [string, string]]
+      : []),
   ]);
   if (accepted.status === 'duplicate') {
     output.note(output.color.yellow(`already accepted under this key${accepted.bodyMismatch ? ' with a different body' : ''}: nothing new was sent`));

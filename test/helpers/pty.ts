@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { spawn } from '@lydell/node-pty';
 
 const ROOT = resolve(__dirname, '../..');
@@ -7,12 +8,12 @@ const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const CLI = join(ROOT, 'packages/cli/src/main.ts');
 
 /** An SGR escape (colour, bold, dim): what "colours appear" means in a test. */
+// eslint-disable-next-line no-control-regex -- the escape character is exactly what this looks for
 export const ANSI = /\x1b\[[0-9;]*m/;
-const ANSI_ALL = /\x1b\[[0-9;]*m/g;
 
-/** The output as a person reads it: escapes removed and the terminal's CRLF as LF. */
+/** The output as a person reads it: escapes (colours, readline's cursor moves) removed, the terminal's CRLF as LF. */
 export function plain(text: string): string {
-  return text.replace(ANSI_ALL, '').replace(/\r\n/g, '\n');
+  return stripVTControlCharacters(text).replace(/\r\n/g, '\n');
 }
 
 export interface CliRun {

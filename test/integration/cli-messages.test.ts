@@ -52,6 +52,24 @@ describe('cli: sends, follow, usage, errors and webhook deliveries', () => {
     expect(stack.sink.received.some((mail) => mail.recipients.includes('ann@example.org'))).toBe(true);
   });
 
+  it('messages follow of a message the provider refuses for good ends on that status with exit 2, as NDJSON with --json', async () => {
+    const { domain, env } = await workspace();
+    stack.sink.refuseRecipients((address) => (address === 'gone@example.org' ? [550, '5.1.1 User unknown'] : null));
+    try {
+      const sent = await runCliPiped([...emailArgs(domain, 'gone@example.org'), '--json'], env);
+      const { id } = JSON.parse(sent.stdout) as { id: string };
+      const followed = await runCliPiped(['messages', 'follow', id, '--interval', '200', '--json'], env);
+      expect(followed.exitCode).toBe(2);
+      const lines = followed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; status?: string });
+      // One JSON document a line: the refusal's event, then the end status.
+      expect(lines).toContainEqual({ type: 'event', event: expect.objectContaining({ type: expect.stringMatching(/^(failed|bounce)$/) }) });
+      expect(lines.at(-1)).toMatchObject({ type: 'status', status: expect.stringMatching(/^(failed|bounced)$/) });
+      expect(followed.stdout + followed.stderr).not.toMatch(ANSI);
+    } finally {
+      stack.sink.refuseRecipients(() => null);
+    }
+  });
+
   it('--json and a pipe print plain JSON without colours; NO_COLOR turns them off in a terminal', async () => {
     const { domain, env } = await workspace();
     const piped = await runCliPiped(emailArgs(domain, 'bob@example.org'), env);

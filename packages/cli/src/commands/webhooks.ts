@@ -63,8 +63,9 @@ async function endpointsToRead(client: MessagingClient, endpointId: string | und
 
 function printAttempt(output: Output, endpoint: Webhook, delivery: Delivery, attempt: Attempt): void {
   if (output.json) {
-    const { attempts: _attempts, ...rest } = delivery;
-    return output.data({ webhookId: endpoint.id, url: endpoint.url, delivery: rest, attempt });
+    // The attempt is the line's subject; the delivery's other attempts had (or will have) lines of their own.
+    const { id, event, status, statusCode, createdAt, error, nextAttemptAt } = delivery;
+    return output.data({ webhookId: endpoint.id, url: endpoint.url, delivery: { id, event, status, statusCode, createdAt, error, nextAttemptAt }, attempt });
   }
   const { color } = output;
   const code = attempt.statusCode === null ? '---' : String(attempt.statusCode);

@@ -101,6 +101,10 @@ describe('cli: sends, follow, usage, errors and webhook deliveries', () => {
     expect(refused.exitCode).toBe(1);
     expect(plain(refused.output)).toMatch(/^error: domain_not_verified \(HTTP 403\): /m);
 
+    const invalidShown = await runCliInPty(['send', 'email', '--from', 'cli@not-ours.example.net', '--to', 'not an address', '--subject', 'x', '--text', 'x'], env).exited;
+    expect(invalidShown.exitCode).toBe(1);
+    expect(plain(invalidShown.output)).toMatch(/^error: validation_error \(HTTP 422\): Invalid request\n {2}to: \S/m);
+
     const invalid = await runCliPiped(['send', 'email', '--from', 'cli@not-ours.example.net', '--to', 'not an address', '--subject', 'x', '--text', 'x', '--json'], env);
     expect(invalid.exitCode).toBe(1);
     expect(invalid.stdout).toBe('');

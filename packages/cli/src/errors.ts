@@ -35,8 +35,11 @@ export function reportError(error: unknown, output: Output): number {
       return EXIT.error;
     }
     const status = error.status ? ` (HTTP ${error.status})` : '';
-    output.note(`${output.color.red(output.color.bold(`error: ${error.code}`))}${status}: ${error.message}`);
-    for (const line of detailLines(details)) output.note(`  ${line}`);
+    const lines = detailLines(details);
+    // The client's validation message lists every field on one line; a terminal reads better one field a line.
+    const message = error.code === 'validation_error' && lines.length ? 'Invalid request' : error.message;
+    output.note(`${output.color.red(output.color.bold(`error: ${error.code}`))}${status}: ${message}`);
+    for (const line of lines) output.note(`  ${line}`);
     if (error.retryAfterSeconds !== undefined) output.note(`  retry after ${error.retryAfterSeconds}s`);
     if (error.requestId && error.status >= 500) output.note(`  request id ${error.requestId} (quote it when reporting this)`);
     return EXIT.error;

@@ -72,6 +72,17 @@ describe('cli: campaigns and domains', () => {
     expect(await status()).toBe('draft');
   });
 
+  it('campaigns send interrupted with Ctrl-C at the prompt sends nothing and exits 1', async () => {
+    const { campaignId, env, status } = await draftCampaign();
+    const send = runCliInPty(['campaigns', 'send', campaignId], env);
+    await send.waitFor('Send to 3 recipients? [y/N]');
+    send.write('\x03');
+    const ended = await send.exited;
+    expect(ended.exitCode).toBe(1);
+    expect(plain(ended.output)).toContain('nothing was sent');
+    expect(await status()).toBe('draft');
+  });
+
   it('campaigns send in a terminal answered y sends with the estimate\'s token', async () => {
     const { campaignId, env, status } = await draftCampaign();
     const send = runCliInPty(['campaigns', 'send', campaignId], env);

@@ -4,6 +4,8 @@ import { CliError } from './errors';
 import { colorsWanted, Output } from './output';
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
+/** Kept equal to package.json's version (a JSON import would put package.json outside the build's rootDir). */
+export const CLI_VERSION = '0.1.0';
 
 /** The options every command takes (before or after its name). */
 export interface GlobalOptions {
@@ -34,6 +36,8 @@ export function contextFor(command: Command, env: NodeJS.ProcessEnv): CliContext
   const apiKey = options.apiKey ?? env.MESSAGING_API_KEY;
   if (!apiKey) throw new CliError('no API key: pass --api-key or set MESSAGING_API_KEY (a workspace key, sk_...)', 1, 'missing_api_key');
   const baseUrl = (options.baseUrl ?? env.MESSAGING_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  return { client: createMessagingClient({ baseUrl, apiKey }), output, env, interactive: process.stdin.isTTY === true };
+  // The client retries 429 and 503 as Retry-After says and puts an idempotency key on every send.
+  const client = createMessagingClient({ baseUrl, apiKey, headers: { 'user-agent': `messaging-cli/${CLI_VERSION}` } });
+  return { client, output, env, interactive: process.stdin.isTTY === true };
 }
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { DEFAULT_BASE_URL } from './context';
+import { CLI_VERSION, DEFAULT_BASE_URL } from './context';
 import { registerCampaigns } from './commands/campaigns';
 import { registerDomains } from './commands/domains';
 import { registerMessages } from './commands/messages';
@@ -11,6 +11,7 @@ import { registerWebhooks } from './commands/webhooks';
 export function buildProgram(env: NodeJS.ProcessEnv): Command {
   const program = new Command('messaging')
     .description('The Messaging API from a terminal')
+    .version(CLI_VERSION)
     .option('--json', 'machine output: one JSON document per result (NDJSON when following); no colours')
     .option('--api-key <key>', 'workspace API key (default: $MESSAGING_API_KEY)')
     .option('--base-url <url>', `where the service runs (default: $MESSAGING_BASE_URL or ${DEFAULT_BASE_URL})`)

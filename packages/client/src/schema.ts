@@ -13389,12 +13389,12 @@ export interface components {
              * @default email
              * @enum {string}
              */
-            channel: "email" | "whatsapp" | "telegram";
+            channel?: "email" | "whatsapp" | "telegram";
             /**
              * @default manual
              * @enum {string}
              */
-            reason: "manual" | "unsubscribed" | "hard_bounce" | "complaint";
+            reason?: "manual" | "unsubscribed" | "hard_bounce" | "complaint";
         } & ({
             /** @constant */
             channel?: "email";
@@ -13597,7 +13597,7 @@ export interface components {
              *       "email"
              *     ]
              */
-            channels: components["schemas"]["TemplateChannel"][];
+            channels?: components["schemas"]["TemplateChannel"][];
             format?: components["schemas"]["TemplateFormat"];
             /** @description Email subject (Liquid); null leaves it to the send */
             subject?: string | null;
@@ -13645,14 +13645,14 @@ export interface components {
              * @description Template variables: at most 10 levels deep, 1000 keys and array items, 64 KB as JSON
              * @default {}
              */
-            variables: {
+            variables?: {
                 [key: string]: unknown;
             };
             /**
              * @description Refuse (422 template_invalid) when a variable the content uses is missing
              * @default false
              */
-            strict: boolean;
+            strict?: boolean;
         };
         AttachmentList: {
             data: components["schemas"]["Attachment"][];
@@ -13748,7 +13748,7 @@ export interface components {
             /** @description Event names (docs/webhooks.md), or ["*"] for every event, including ones added later */
             events: ("email.sent" | "email.delivered" | "email.delivery_delayed" | "email.bounced" | "email.complained" | "email.opened" | "email.clicked" | "email.failed" | "email.unsubscribed" | "email.received" | "domain.verified" | "domain.failed" | "message.sent" | "message.delivered" | "message.failed" | "message.received" | "*")[];
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
         };
         WebhookEnvelope: {
             webhook: components["schemas"]["Webhook"];
@@ -13893,14 +13893,14 @@ export interface components {
             attachments?: components["schemas"]["AttachmentSource"][];
             idempotencyKey: string;
             /** @default false */
-            disableTracking: boolean;
+            disableTracking?: boolean;
             /** @default false */
-            disableUtm: boolean;
+            disableUtm?: boolean;
             /**
              * @description Adds the one-click unsubscribe marketing mail carries: List-Unsubscribe and List-Unsubscribe-Post (RFC 8058) naming the first to recipient, and {{ unsubscribe_url }}, the same link, in subject, html, text or the template (which then render as Liquid)
              * @default false
              */
-            listUnsubscribe: boolean;
+            listUnsubscribe?: boolean;
         } & ((unknown | unknown | unknown) & (unknown | unknown));
         /** @description Exactly one of id, content or url; filename is required with content or url */
         AttachmentSource: {
@@ -14164,17 +14164,17 @@ export interface components {
              * @description email only
              * @default false
              */
-            disableTracking: boolean;
+            disableTracking?: boolean;
             /**
              * @description email only
              * @default false
              */
-            disableUtm: boolean;
+            disableUtm?: boolean;
             /**
              * @description email only: as on POST /emails, the one-click unsubscribe headers and {{ unsubscribe_url }}
              * @default false
              */
-            listUnsubscribe: boolean;
+            listUnsubscribe?: boolean;
         };
         InboxList: {
             inboxes: components["schemas"]["Inbox"][];
@@ -14410,12 +14410,12 @@ export interface components {
              * @description Also to the answered message's other To and Cc recipients (never the inbox itself)
              * @default false
              */
-            replyAll: boolean;
+            replyAll?: boolean;
             /**
              * @description Quote the answered message below the answer
              * @default false
              */
-            quote: boolean;
+            quote?: boolean;
             /** @description Instead of the computed recipients */
             to?: string | string[];
             /** @description Instead of the computed copies */
@@ -14536,11 +14536,11 @@ export interface components {
              * @description Column name → email, phone, telegram, attribute:<key>, attributes, tag, list:<name>, lists, listmonk:status or ignore; overrides the provider's preset
              * @default {}
              */
-            mapping: {
+            mapping?: {
                 [key: string]: string;
             };
             /** @default {} */
-            options: {
+            options?: {
                 /** @description The field delimiter (default ,) */
                 delimiter?: string;
                 /**
@@ -14893,7 +14893,7 @@ export interface components {
             trigger?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             };
@@ -14901,7 +14901,7 @@ export interface components {
             triggers?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             }[];
@@ -14909,7 +14909,7 @@ export interface components {
             goal?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             } | null;
@@ -14923,7 +14923,7 @@ export interface components {
                     /** @enum {string} */
                     preferredChannel: "email" | "whatsapp" | "telegram";
                     /** @default [] */
-                    fallbackChain: ("email" | "whatsapp" | "telegram")[];
+                    fallbackChain?: ("email" | "whatsapp" | "telegram")[];
                     templateByChannel: {
                         /** Format: uuid */
                         email?: string;
@@ -14933,7 +14933,7 @@ export interface components {
                         telegram?: string;
                     };
                     /** @default [] */
-                    attachmentIds: string[];
+                    attachmentIds?: string[];
                     from?: string;
                     /** @description whatsapp: an approved Twilio content template, used outside the contact's 24-hour window (the whatsapp template's text is used within it) */
                     contentSid?: string;
@@ -14959,7 +14959,7 @@ export interface components {
                     label?: string;
                     event: string;
                     /** @default {} */
-                    match: {
+                    match?: {
                         [key: string]: string;
                     };
                     timeout: number | string;
@@ -15022,7 +15022,7 @@ export interface components {
             trigger?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             };
@@ -15030,7 +15030,7 @@ export interface components {
             triggers?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             }[];
@@ -15038,7 +15038,7 @@ export interface components {
             goal?: {
                 event: string;
                 /** @default {} */
-                match: {
+                match?: {
                     [key: string]: string;
                 };
             } | null;
@@ -15052,7 +15052,7 @@ export interface components {
                     /** @enum {string} */
                     preferredChannel: "email" | "whatsapp" | "telegram";
                     /** @default [] */
-                    fallbackChain: ("email" | "whatsapp" | "telegram")[];
+                    fallbackChain?: ("email" | "whatsapp" | "telegram")[];
                     templateByChannel: {
                         /** Format: uuid */
                         email?: string;
@@ -15062,7 +15062,7 @@ export interface components {
                         telegram?: string;
                     };
                     /** @default [] */
-                    attachmentIds: string[];
+                    attachmentIds?: string[];
                     from?: string;
                     /** @description whatsapp: an approved Twilio content template, used outside the contact's 24-hour window (the whatsapp template's text is used within it) */
                     contentSid?: string;
@@ -15088,7 +15088,7 @@ export interface components {
                     label?: string;
                     event: string;
                     /** @default {} */
-                    match: {
+                    match?: {
                         [key: string]: string;
                     };
                     timeout: number | string;
@@ -15249,10 +15249,10 @@ export interface components {
              * @description What the contact does meanwhile: goals, wait_for_event
              * @default []
              */
-            events: {
+            events?: {
                 event: string;
                 /** @default {} */
-                properties: {
+                properties?: {
                     [key: string]: unknown;
                 };
                 /**
@@ -15316,7 +15316,7 @@ export interface components {
              * @description Matched as exact strings by triggers' `match` (numbers and booleans as their text). A number `value` (major unit, optional three-letter `currency`) also records a conversion (docs/conversions.md)
              * @default {}
              */
-            properties: {
+            properties?: {
                 [key: string]: unknown;
             };
             /**
@@ -15560,7 +15560,7 @@ export interface components {
             /** Format: date-time */
             placedAt: string;
             /** @default [] */
-            items: {
+            items?: {
                 title: string;
                 quantity: number;
                 /** @description Unit price, major unit */
@@ -15572,12 +15572,12 @@ export interface components {
              * @description Refunded so far; reported apart, never subtracted from revenue
              * @default 0
              */
-            refunded: number;
+            refunded?: number;
             /**
              * @description A test checkout: stored, excluded from every report
              * @default false
              */
-            test: boolean;
+            test?: boolean;
         };
         CommerceOrderList: {
             orders: components["schemas"]["CommerceOrder"][];

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { unwrap } from '@messaging-backend/client';
 import { contextFor, type CliContext } from '../context';
@@ -70,7 +69,6 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
     .action(async (options: EmailOptions, command: Command) => {
       const context = contextFor(command, env);
       if (!options.text && !options.html && !options.template) throw new CliError('give --text, --html or --template');
-      const idempotencyKey = options.idempotencyKey ?? randomUUID();
       const result = unwrap(
         await context.client.POST('/api/v1/emails', {
           body: {
@@ -84,15 +82,12 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
             ...(options.html !== undefined && { html: options.html }),
             ...(options.template && { templateId: options.template }),
             ...(options.var && { variables: variables(options.var) }),
-            idempotencyKey,
-            // The API's defaults, written out: the generated types mark defaulted fields as required.
-            disableTracking: false,
-            disableUtm: false,
-            listUnsubscribe: false,
+            // Absent, the client makes one; either way the answer carries it and the CLI prints it.
+            ...(options.idempotencyKey && { idempotencyKey: options.idempotencyKey }),
           },
         }),
       );
-      printAccepted(context, { ...result, idempotencyKey: result.idempotencyKey ?? idempotencyKey });
+      printAccepted(context, result);
     });
 
   send
@@ -113,7 +108,6 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
       const context = contextFor(command, env);
       if (!options.to && !options.contact) throw new CliError('give --to (with --channel) or --contact');
       if (!options.text && !options.html && !options.template) throw new CliError('give --text, --html or --template');
-      const idempotencyKey = options.idempotencyKey ?? randomUUID();
       const result = unwrap(
         await context.client.POST('/api/v1/messages', {
           body: {
@@ -127,15 +121,11 @@ export function registerSend(program: Command, env: NodeJS.ProcessEnv): void {
             ...(options.template && { templateId: options.template }),
             ...(options.var && { variables: variables(options.var) }),
             ...(options.fallback && { fallbackChain: options.fallback }),
-            idempotencyKey,
-            // As on send email: the API's defaults, written out for the generated types.
-            disableTracking: false,
-            disableUtm: false,
-            listUnsubscribe: false,
+            ...(options.idempotencyKey && { idempotencyKey: options.idempotencyKey }),
           },
         }),
       );
-      printAccepted(context, { ...result, idempotencyKey: result.idempotencyKey ?? idempotencyKey });
+      printAccepted(context, result);
     });
 }
 
@@ -148,7 +138,7 @@ function collectChannel(value: string, previous: Array<(typeof CHANNELS)[number]
 interface Accepted {
   id: string;
   status: string;
-  idempotencyKey: string;
+  idempotencyKey?: string;
   channel?: string;
   bodyMismatch?: boolean;
   /** Copies left out because the address is suppressed (bounce, complaint, unsubscribe). */

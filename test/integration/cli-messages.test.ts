@@ -52,6 +52,18 @@ describe('cli: sends, follow, usage, errors and webhook deliveries', () => {
     expect(stack.sink.received.some((mail) => mail.recipients.includes('ann@example.org'))).toBe(true);
   });
 
+  it('send message on the email channel prints the id, status and channel, and follow reads it to sent', async () => {
+    const { domain, env } = await workspace();
+    const sent = await runCliPiped(['send', 'message', '--channel', 'email', '--to', 'dan@example.org', '--from', `cli@${domain}`, '--subject', 'Hi', '--text', 'Hello', '--json'], env);
+    expect(sent.exitCode).toBe(0);
+    const accepted = JSON.parse(sent.stdout) as { id: string; status: string; channel: string; idempotencyKey: string };
+    // No --idempotency-key: the client made one, and the answer carries it.
+    expect(accepted).toMatchObject({ id: expect.stringMatching(UUID), status: 'queued', channel: 'email', idempotencyKey: expect.any(String) });
+    const followed = await runCliPiped(['messages', 'follow', accepted.id, '--interval', '200'], env);
+    expect(followed.exitCode).toBe(0);
+    expect(followed.stdout).toMatch(/status\s+sent\n$/);
+  });
+
   it('messages follow of a message the provider refuses for good ends on that status with exit 2, as NDJSON with --json', async () => {
     const { domain, env } = await workspace();
     stack.sink.refuseRecipients((address) => (address === 'gone@example.org' ? [550, '5.1.1 User unknown'] : null));
@@ -127,6 +139,7 @@ describe('cli: sends, follow, usage, errors and webhook deliveries', () => {
       expect(tail.output()).toMatch(ANSI);
     } finally {
       tail.kill();
+      await tail.exited;
     }
   });
 });

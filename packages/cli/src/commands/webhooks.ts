@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type components, type MessagingClient, unwrap } from '@messaging-backend/client';
+import { type components, type MessagingClient, MessagingApiError, unwrap } from '@messaging-backend/client';
 import { contextFor } from '../context';
 import { type Output, paintStatus } from '../output';
 import { clock, positiveNumber, sleep } from '../wait';
@@ -34,9 +34,8 @@ export function registerWebhooks(program: Command, env: NodeJS.ProcessEnv): void
       for (;;) {
         const endpoints = await endpointsToRead(client, options.endpoint);
         for (const endpoint of endpoints) {
-          const { deliveries } = unwrap(
-            await client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: PAGE } } }),
-          );
+          const deliveries = await recentDeliveries(client, endpoint.id, options.endpoint === undefined);
+          if (!deliveries) continue;
           // Newest first from the API; oldest first on screen, as a log reads.
           for (const delivery of [...deliveries].reverse()) {
             for (const attempt of delivery.attempts) {
@@ -54,6 +53,19 @@ export function registerWebhooks(program: Command, env: NodeJS.ProcessEnv): void
         await sleep(options.interval);
       }
     });
+}
+
+/**
+ * The endpoint's newest deliveries. Following every endpoint, one deleted between the list and this read is
+ * skipped (null) rather than ending the tail; following one endpoint, its deletion is the error to show.
+ */
+async function recentDeliveries(client: MessagingClient, id: string, skipDeleted: boolean): Promise<Delivery[] | null> {
+  try {
+    return unwrap(await client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: PAGE } } })).deliveries;
+  } catch (error) {
+    if (skipDeleted && error instanceof MessagingApiError && error.code === 'not_found') return null;
+    throw error;
+  }
 }
 
 async function endpointsToRead(client: MessagingClient, endpointId: string | undefined): Promise<Webhook[]> {

@@ -12,7 +12,8 @@ const project = (name, extra = {}) => ({
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
   // marked ships only ESM, which Node 24 requires natively but jest (without --experimental-vm-modules)
   // cannot; its UMD build is the same code in a form jest loads.
-  moduleNameMapper: { '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js' },
+  // The CLI and the MCP server import the typed client by its package name, as their published builds do.
+  moduleNameMapper: { '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js', '^@messaging-backend/client$': '<rootDir>/packages/client/src' },
   // Everything under node_modules but those ESM-only packages (sanitize-html's are nested: its own path holds a
   // second /node_modules/ that a plain negative lookahead would match).
   transformIgnorePatterns: ['^(?!.*/node_modules/(email-reply-parser|sanitize-html/node_modules/[^/]+)/).*/node_modules/'],

@@ -1,4 +1,4 @@
-import type { components } from '../../client/src';
+import type { components } from '@messaging-backend/client';
 
 /** A key's grant as the served document names it: a scope, or `*` for full access. */
 export type Grant = components['schemas']['Scope'];

@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createMessagingClient, type MessagingClientOptions, unwrap } from '../../client/src';
+import { createMessagingClient, type MessagingClientOptions, unwrap } from '@messaging-backend/client';
 import { toolsFor } from './catalog';
 import type { Grant } from './scopes';
 

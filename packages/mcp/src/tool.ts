@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { isMessagingApiError, type MessagingClient } from '../../client/src';
+import { isMessagingApiError, type MessagingClient } from '@messaging-backend/client';
 import type { Grant, ToolAccess } from './scopes';
 
 /** What a tool's run needs besides its arguments: the typed client, and the key's grants (a tool with two routes picks by them). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unwrap } from '../../../client/src';
+import { unwrap } from '@messaging-backend/client';
 import { defineTool } from '../tool';
 import { Id } from './inputs';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type components, unwrap } from '../../../client/src';
+import { type components, unwrap } from '@messaging-backend/client';
 import { defineTool } from '../tool';
 import { Addresses, Id, ReplyIdempotencyKey } from './inputs';
 

@@ -44,7 +44,7 @@ export function createTelegramDelivery(deps: TelegramDeliveryDeps): ChannelDeliv
       if (!integration) throw new PermanentSendError('The workspace has no Telegram bot (PUT /integrations/telegram)');
       const { attachments, missing } = await deps.loadAttachments(message.workspaceId, telegramContentOf(message.content).attachments);
       const limits = telegramPaceLimits(integration.botId, chatId);
-      const outbound = { chatId, text: rendered.text ?? undefined, attachments };
+      const outbound = { messageId: message.id, chatId, text: rendered.text ?? undefined, attachments };
       return {
         limits,
         data: missing.length ? { missingAttachments: missing } : undefined,

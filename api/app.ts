@@ -19,6 +19,7 @@ import { type AttachmentSources, createAttachmentSources } from '../services/att
 import type { PublicFetchOptions } from '../infra/public-fetch';
 import { botApi } from '../providers/telegram/bot-api';
 import type { TemplateRenderer } from '../infra/template-renderer';
+import { activeTracing } from '../infra/tracing';
 import { createTemporalClient } from '../temporal/connection';
 import { journeyControl } from '../temporal/journeys';
 import { callbackRoutes } from './callbacks/routes';
@@ -81,6 +82,7 @@ import type { KeyCache } from './http/key-cache';
 import { notFoundRoute, renderErrors } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
 import { requestLogger } from './http/request-log';
+import { requestSpans } from './http/request-span';
 import { createOpsAccess } from './http/ops-access';
 import { createOpenApiRegistry, generateOpenApiDocument } from './http/openapi';
 import { heavySlots } from './http/heavy-slots';
@@ -148,6 +150,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
+  // Only when this process started tracing (infra/tracing.ts): otherwise no middleware at all.
+  if (activeTracing()) app.use(requestSpans());
   app.use(requestLogger(deps.logger));
   const metrics = createHttpMetrics();
   app.use(metrics.observe);

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { loadConfig } from '../core/config';
+import { loadConfig, tracesEndpoint } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { findKeyOwnerByHash } from '../db/repositories/api-keys';
 import { onKeyRevocation } from '../db/key-revocations';
@@ -11,11 +11,18 @@ import { createTemplateRenderer, templateRendererOptions } from '../infra/templa
 import { createApp } from './app';
 import { KeyCache } from './http/key-cache';
 import { createTracking } from './tracking/tracking';
-import { connectTemporalForApi } from '../temporal/connection';
+import { startTracing } from '../infra/tracing';
+import { connectTemporalForApi, traceWorkflowClients } from '../temporal/connection';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' }, redact: logRedaction });
+  // Before the app and the Temporal client are made: both ask whether tracing is on (docs/observability-traces.md).
+  const tracing = await startTracing(config, 'api');
+  if (tracing) {
+    await traceWorkflowClients(true);
+    logger.info({ traces: tracesEndpoint(config) }, 'tracing on');
+  }
   if (config.MIGRATE_ON_START) {
     // On a pool of its own: a migration may rightly run longer than the API's statement timeout.
     const migrations = createSequelize(config.DATABASE_URL);
@@ -63,7 +70,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       // Hits buffered up to the last request are written before the database goes.
       await tracking.close();
-      await Promise.allSettled([db.close(), audienceDb.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close()]);
+      await Promise.allSettled([db.close(), audienceDb.close(), closeRedis(redis), closeRedis(subscriber), temporal.close(), templateRenderer.close(), tracing?.shutdown()]);
       logger.info('api stopped');
       process.exit(0);
     });

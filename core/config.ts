@@ -319,6 +319,16 @@ export const configSchema = z.object({
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** When set, SIGUSR2 makes the worker write V8 heap snapshots (main and workflow threads) here: a soak's diagnostic. */
   WORKER_HEAP_SNAPSHOT_DIR: z.string().min(1).optional(),
+
+  // Tracing (issue 34): off unless an OTLP endpoint is set; the standard OpenTelemetry names (docs/observability-traces.md).
+  /** The OTLP/HTTP collector's base URL; traces go to `<it>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The traces URL itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  /** service.name on every span; unset, each process names itself (`messaging-api`, `messaging-worker`). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** The standard kill switch: true keeps tracing off even with an endpoint set. */
+  OTEL_SDK_DISABLED: booleanString.default(false),
 }).refine((config) => config.EMAIL_PROVIDER !== 'ses' || config.SNS_TOPIC_ARNS.length > 0, {
   path: ['SNS_TOPIC_ARNS'],
   message: 'required when EMAIL_PROVIDER=ses: the SNS topic ARNs (comma-separated) of your SES notifications; no other topic is accepted',
@@ -352,6 +362,13 @@ function productionProblems(config: z.infer<typeof configSchema>): string[] {
     if (config[name]) problems.push(`${name}: refused in production (it lets tenants' URLs reach private and loopback addresses); for local development and tests only`);
   }
   return problems;
+}
+
+/** Where spans go, or null when tracing is off (no endpoint, or OTEL_SDK_DISABLED): the one switch every process reads. */
+export function tracesEndpoint(config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SDK_DISABLED'>): string | null {
+  if (config.OTEL_SDK_DISABLED) return null;
+  if (config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return config.OTEL_EXPORTER_OTLP_ENDPOINT ? `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : null;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {

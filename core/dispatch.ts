@@ -17,6 +17,8 @@ export interface DispatchedMessage {
   enrollmentId: string | null;
   /** How often it was handed back to the outbox before (0 the first time): names its workflow. */
   round: number;
+  /** The accepting request's trace context (infra/trace-context.ts), which its workflow start joins. */
+  traceparent?: string | null;
 }
 
 /**

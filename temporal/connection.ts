@@ -1,4 +1,4 @@
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, type WorkflowClientInterceptor } from '@temporalio/client';
 import type { Config } from '../core/config';
 
 /**
@@ -23,9 +23,26 @@ export function temporalConnectionOptions(config: Pick<Config, 'TEMPORAL_ADDRESS
   };
 }
 
+// The OpenTelemetry client interceptor, once tracing is on in this process (traceWorkflowClients); none before.
+let workflowInterceptors: WorkflowClientInterceptor[] = [];
+
+/**
+ * Every client made from now on traces what it asks of Temporal (a workflow start is a span, passed to the
+ * workflow in its headers: docs/observability-traces.md). Called by a process that started tracing
+ * (infra/tracing.ts); the interceptor package is loaded only then. `false` turns it off again (tests).
+ */
+export async function traceWorkflowClients(on: boolean): Promise<void> {
+  if (!on) {
+    workflowInterceptors = [];
+    return;
+  }
+  const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/client');
+  workflowInterceptors = [new OpenTelemetryWorkflowClientInterceptor()];
+}
+
 /** A client of the configured namespace over a connection made elsewhere (the API's, a test's). */
 export function createTemporalClient(connection: Connection, config: Pick<Config, 'TEMPORAL_NAMESPACE'>): Client {
-  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(workflowInterceptors.length > 0 && { interceptors: { workflow: workflowInterceptors } }) });
 }
 
 /** Connects now and fails if Temporal does not answer (workers at start-up, scripts, benchmarks, tests). */

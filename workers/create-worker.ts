@@ -1,6 +1,7 @@
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { taskQueueName } from '../core/task-queues';
+import { workerTracing } from './tracing';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -15,6 +16,7 @@ export interface WorkerOptions {
  */
 export async function createControlWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
+    ...(await workerTracing()),
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'control'),
@@ -26,6 +28,7 @@ export async function createControlWorker(options: WorkerOptions): Promise<Worke
 /** The worker for the `default` queue: the send workflows, and the activities that touch only our systems. */
 export async function createDefaultWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
+    ...(await workerTracing()),
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'default'),
@@ -40,6 +43,7 @@ export async function createDefaultWorker(options: WorkerOptions): Promise<Worke
  */
 export async function createSendsWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
+    ...(await workerTracing()),
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'sends'),
@@ -54,6 +58,7 @@ export async function createSendsWorker(options: WorkerOptions): Promise<Worker>
  */
 export async function createBulkWorker(options: WorkerOptions, slots: number): Promise<Worker> {
   return Worker.create({
+    ...(await workerTracing()),
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'bulk'),

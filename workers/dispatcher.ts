@@ -14,6 +14,7 @@ import {
 } from '../db/repositories/dispatch-queue';
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
+import { withLinkedSpan, withTraceparent } from '../infra/trace-context';
 import { startSendBatchWorkflow, startSendWorkflow } from '../temporal/sends';
 import { startRefused } from '../temporal/start-once';
 import { handOver, type OutboxLoop, runOutboxLoop, whileLeased } from './outbox-loop';
@@ -109,7 +110,8 @@ type Started = { messageId: string; workflowId: string; round: number };
 
 /** A message's own `send:<id>` workflow. */
 async function startOne(options: DispatcherOptions, message: DispatchedMessage): Promise<Started[]> {
-  const workflowId = await startSendWorkflow(options.client, options.taskQueuePrefix, message);
+  // The start joins the accepting request's trace (the client interceptor's span is a child of it).
+  const workflowId = await withTraceparent(message.traceparent, () => startSendWorkflow(options.client, options.taskQueuePrefix, message));
   return [{ messageId: message.messageId, workflowId, round: message.round }];
 }
 
@@ -120,7 +122,9 @@ async function startOne(options: DispatcherOptions, message: DispatchedMessage):
  */
 async function startBatch(options: DispatcherOptions, dispatchClass: DispatchClass, batch: DispatchedMessage[]): Promise<Started[]> {
   try {
-    const workflowId = await startSendBatchWorkflow(options.client, options.taskQueuePrefix, batch);
+    // Messages of many requests: the start's span links to each request's trace rather than joining one.
+    const workflowId = await withLinkedSpan('dispatch send-batch', batch.map((message) => message.traceparent), { 'messaging.batch.message_count': batch.length }, () =>
+      startSendBatchWorkflow(options.client, options.taskQueuePrefix, batch));
     return batch.map((message) => ({ messageId: message.messageId, workflowId, round: message.round }));
   } catch (err) {
     if (dispatchClass === 'bulk' || !startRefused(err)) throw err;

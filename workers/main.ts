@@ -2,14 +2,15 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createActivities } from '../activities';
-import { type Config, loadConfig } from '../core/config';
+import { type Config, loadConfig, tracesEndpoint } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { subscribeOutboxWake } from '../db/outbox-wake';
 import { closeRedis, createRedis } from '../db/redis';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
+import { startTracing } from '../infra/tracing';
 import { temporalPorts } from '../temporal/activity-ports';
-import { connectTemporal, temporalConnectionOptions } from '../temporal/connection';
+import { connectTemporal, temporalConnectionOptions, traceWorkflowClients } from '../temporal/connection';
 import { startSingletons } from '../temporal/control-plane';
 import { createBulkWorker, createControlWorker, createDefaultWorker, createSendsWorker } from './create-worker';
 import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatcher';
@@ -41,6 +42,12 @@ async function main(): Promise<void> {
   // The SDK shuts the workers down on SIGUSR2 too (for nodemon); when SIGUSR2 asks for heap snapshots it must not.
   const shutdownSignals: NodeJS.Signals[] = config.WORKER_HEAP_SNAPSHOT_DIR ? ['SIGINT', 'SIGTERM', 'SIGQUIT'] : ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'];
   Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'), shutdownSignals });
+  // Before the client and the workers are made: both ask whether tracing is on (docs/observability-traces.md).
+  const tracing = await startTracing(config, 'worker');
+  if (tracing) {
+    await traceWorkflowClients(true);
+    logger.info({ traces: tracesEndpoint(config) }, 'tracing on');
+  }
   const db = createSequelize(config.DATABASE_URL);
   const connection = await connectWithRetry(config, logger);
   const client = await connectTemporal(config);
@@ -109,6 +116,8 @@ async function main(): Promise<void> {
   await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
   await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
+  // The last spans (workflows and activities that finished while stopping) leave before the process does.
+  await tracing?.shutdown();
   logger.info('worker stopped');
 }
 

@@ -33,6 +33,7 @@ import * as workerRegistry from './0035-worker-registry';
 import * as campaignChannels from './0037-campaign-channels';
 import * as transactionalRecipients from './0038-transactional-recipients';
 import * as attachmentReplacements from './0041-attachment-replacements';
+import * as messageTraceparent from './0042-message-traceparent';
 
 /** Migrations in order. Listed by hand rather than globbed, so they run the same under tsx, jest and a bundle. */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   { name: '0037-campaign-channels', ...campaignChannels },
   { name: '0038-transactional-recipients', ...transactionalRecipients },
   { name: '0041-attachment-replacements', ...attachmentReplacements },
+  { name: '0042-message-traceparent', ...messageTraceparent },
 ];

@@ -97,13 +97,14 @@ export async function claimFairly(
       campaignId: row.campaign_id,
       enrollmentId: row.enrollment_id,
       round: row.redispatches,
+      traceparent: row.traceparent,
     }));
   });
 }
 
 type ClaimedRow = {
   id: string; workspace_id: string; kind: MessageKind; channel: string; contact_id: string | null; campaign_id: string | null; enrollment_id: string | null;
-  redispatches: number;
+  redispatches: number; traceparent: string | null;
 };
 
 /**
@@ -147,7 +148,7 @@ async function leaseShares(
        LIMIT $5
      ) chosen
      WHERE m.id = chosen.id
-     RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id, m.redispatches`,
+     RETURNING m.id, m.workspace_id, m.kind, m.channel, m.contact_id, m.campaign_id, m.enrollment_id, m.redispatches, m.traceparent`,
     {
       bind: [
         options.channel, workspaces.map((w) => w.workspaceId), shares, workspaces.map((w) => w.weight), limit, options.leaseMs,

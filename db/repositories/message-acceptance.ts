@@ -116,6 +116,7 @@ export async function acceptMessages(
     contact_id: message.contactId ?? null,
     quota_units: message.quotaUnits,
     dropped_recipients: message.droppedRecipients,
+    traceparent: message.traceparent ?? null,
   }));
   try {
     const [result] = await preparedQuery<{ used: string | null }>(
@@ -126,7 +127,7 @@ export async function acceptMessages(
            id uuid, kind text, usage_kind text, channel text, idempotency_key text, request_hash text, from_address text,
            to_addresses text[], cc_addresses text[], bcc_addresses text[], subject text, content jsonb,
            template_id uuid, campaign_id uuid, enrollment_id uuid, contact_id uuid, quota_units integer,
-           dropped_recipients jsonb)
+           dropped_recipients jsonb, traceparent text)
        ),
        reserved AS (
          INSERT INTO usage_counters AS c (workspace_id, period_start, used) VALUES ($1, $2, $4)
@@ -147,10 +148,10 @@ export async function acceptMessages(
        inserted AS (
          INSERT INTO messages (id, workspace_id, kind, channel, status, idempotency_key, request_hash, from_address,
            to_addresses, cc_addresses, bcc_addresses, subject, content, template_id, campaign_id, enrollment_id,
-           contact_id, quota_units, quota_period, dropped_recipients)
+           contact_id, quota_units, quota_period, dropped_recipients, traceparent)
          SELECT id, $1, kind, channel, 'queued', idempotency_key, request_hash, from_address, to_addresses, cc_addresses,
            bcc_addresses, subject, content, template_id, campaign_id, enrollment_id, contact_id, quota_units, $2,
-           dropped_recipients
+           dropped_recipients, traceparent
          FROM batch WHERE EXISTS (SELECT 1 FROM reserved)
          RETURNING id
        )${followUp ? `, ${followUp.ctes}` : ''}

@@ -30,6 +30,8 @@ export interface NewMessage {
   quotaUnits: number;
   quotaPeriod: string;
   droppedRecipients: DroppedRecipient[];
+  /** The accepting request's W3C trace context, when tracing is on (migration 0042). */
+  traceparent?: string | null;
 }
 
 export interface Engagement {

@@ -1,6 +1,7 @@
 import { SendEmailCommand, SESv2ServiceException } from '@aws-sdk/client-sesv2';
 import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, type SendReceipt } from '../../core/delivery';
 import type { EmailChannel, OutboundEmail } from '../email-channel';
+import { inSendSpan } from '../send-span';
 import type { SesClients } from './clients';
 
 /** SES answers that mean the message itself, the sender or the account will not be accepted as it is. */
@@ -35,7 +36,7 @@ export function createSesChannel(deps: SesChannelDeps): EmailChannel {
     provider: 'ses',
     // Its notifications come over SNS to POST /callbacks/ses, read by ./notifications.ts.
     callsBack: true,
-    async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
+    send: (email: OutboundEmail, raw: Buffer): Promise<SendReceipt> => inSendSpan({ provider: 'ses', channel: 'email', messageId: email.messageId }, async () => {
       const client = deps.clients.forRegion(await deps.sendingRegion(email));
       try {
         const answer = await client.send(
@@ -62,7 +63,7 @@ export function createSesChannel(deps: SesChannelDeps): EmailChannel {
         if (sesUnavailable(error)) throw new ProviderUnavailableError(`SES: ${(error as Error).message}`, { cause: error });
         throw error;
       }
-    },
+    }),
     async close() {
       deps.clients.destroy();
     },

@@ -3,6 +3,7 @@ import { returnPathAddress, type ReturnPathTokens } from '../../core/bounces/ret
 import type { RefusedRecipient, SendReceipt } from '../../core/delivery';
 import type { EmailChannel, OutboundEmail } from '../email-channel';
 import { envelopeRecipients } from '../mime';
+import { inSendSpan } from '../send-span';
 import { classifySmtpFailure } from './errors';
 
 export interface SmtpError extends Error {
@@ -138,7 +139,8 @@ export function createSmtpChannel(url: string, returnPaths?: ReturnPathTokens): 
     // return path (workflows/bounce-mail.ts), not as a callback.
     callsBack: false,
     async send(email: OutboundEmail, raw: Buffer): Promise<SendReceipt> {
-      return returnPaths && email.returnPathDomain ? sendApart(transport, email, raw, email.returnPathDomain, returnPaths) : sendTogether(transport, email, raw);
+      return inSendSpan({ provider: 'smtp', channel: 'email', messageId: email.messageId }, () =>
+        returnPaths && email.returnPathDomain ? sendApart(transport, email, raw, email.returnPathDomain, returnPaths) : sendTogether(transport, email, raw));
     },
     async close() {
       transport.close();

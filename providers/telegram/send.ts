@@ -3,9 +3,12 @@ import { telegramRefusal } from './refusals';
 import { type Keyring, openSecret } from '../../core/secrets';
 import { isConnectionFailure, type OutboundAttachment, PermanentSendError, ProviderUnavailableError, RecipientRefusedError, type SendReceipt } from '../../core/delivery';
 import { type BotApi, botApiRefusal, deadline } from './bot-api';
+import { inSendSpan } from '../send-span';
 
 /** A Telegram message ready to leave: the chat, the rendered text, the resolved attachments. */
 export interface OutboundTelegramMessage {
+  /** Our message id: the provider span's attribute (the delivery activity gives it); Telegram never sees it. */
+  messageId?: string;
   /** A Bot API chat id in canonical decimal form (core/identities.ts). */
   chatId: string;
   /** Plain text, shown exactly as given (see `escapeHtml`). */
@@ -109,7 +112,7 @@ export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChanne
 
   return {
     provider: 'telegram',
-    async send(integration, message, progress = NO_PROGRESS) {
+    send: (integration, message, progress = NO_PROGRESS) => inSendSpan({ provider: 'telegram', channel: 'telegram', messageId: message.messageId }, async () => {
       if (!message.text && message.attachments.length === 0) throw new PermanentSendError('a Telegram message needs a text or an attachment');
       const api = deps.botApi(openSecret(deps.keyring, { workspaceId: integration.workspaceId, column: 'telegram_integrations.bot_token' }, integration.botTokenSealed));
       const { text } = message;
@@ -133,6 +136,6 @@ export function createTelegramChannel(deps: TelegramChannelDeps): TelegramChanne
         await progress.record(part, id);
       }
       return { provider: 'telegram', providerMessageId: ids.get(0) as string };
-    },
+    }),
   };
 }

@@ -2,6 +2,7 @@ import { twilioError } from '../../core/chat-refusals';
 import { isConnectionFailure, PermanentSendError, ProviderUnavailableError, RecipientRefusedError, type SendReceipt } from '../../core/delivery';
 import { parseE164 } from '../../core/phone-numbers';
 import { type Keyring, openSecret } from '../../core/secrets';
+import { inSendSpan } from '../send-span';
 import { createTwilioClient, type TwilioClient, twilioRefusal } from './client';
 
 /**
@@ -70,7 +71,7 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
     provider: 'twilio' as const,
 
     /** Sends and answers Twilio's MessageSid. Refusals retrying cannot fix are PermanentSendError; throttling and outages throw to be retried. */
-    async send(message: OutboundWhatsApp): Promise<SendReceipt> {
+    send: (message: OutboundWhatsApp): Promise<SendReceipt> => inSendSpan({ provider: 'twilio', channel: 'whatsapp', messageId: message.messageId }, async () => {
       const integration = await deps.accounts.find(message.workspaceId);
       if (!integration) throw new PermanentSendError('The workspace has no Twilio integration (PUT /integrations/twilio)');
       const to = parseE164(message.to);
@@ -107,7 +108,7 @@ export function createWhatsAppChannel(deps: WhatsAppChannelDeps) {
         if (refusal || isConnectionFailure(error)) throw new ProviderUnavailableError(`Twilio ${refusal ? refusal.status : 'unreachable'}: ${(error as Error).message}`, { cause: error });
         throw error;
       }
-    },
+    }),
   };
 }
 

@@ -11,6 +11,7 @@ import { findAcceptedAndSuppressed } from '../../db/repositories/message-accepta
 import { findTelegramIntegration } from '../../db/repositories/telegram';
 import { findTwilioIntegration, insideServiceWindow } from '../../db/repositories/whatsapp';
 import type { AcceptedAttachments } from '../attachment-sources';
+import { currentTraceparent } from '../../infra/trace-context';
 import type { SendChecks } from './email-draft';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
 import { type AcceptanceWriter, writeOne } from './write';
@@ -150,6 +151,8 @@ export async function acceptChat(
       quotaUnits: 1,
       quotaPeriod: periodKey(quota.period),
       droppedRecipients: [],
+      // Not grouped: the request's span is still the active one here.
+      traceparent: currentTraceparent(),
     };
     return await writeOne(accepting, workspaceId, quota, { message, hash, dropped: [], discard });
   } catch (error) {

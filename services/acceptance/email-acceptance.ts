@@ -5,6 +5,7 @@ import { periodKey, PLANS, usagePeriodAt } from '../../core/plans';
 import { parseRecipients } from '../../core/recipients';
 import { requestHash } from '../../core/request-hash';
 import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
+import { currentTraceparent } from '../../infra/trace-context';
 import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
 import { type AcceptanceWriter, type ReadyMessage, writeMessages } from './write';
@@ -17,6 +18,8 @@ export interface EmailAcceptanceDeps extends AcceptanceWriter {
 export interface Extra {
   contactId?: string | null;
   content?: Record<string, unknown>;
+  /** The accepting request's trace context, taken where the request's span is active (single sends are grouped after). */
+  traceparent?: string | null;
 }
 
 /** Drafts made at once within one call: enough to overlap lookups, few enough to be fair to other calls. */
@@ -81,7 +84,12 @@ export async function acceptEmails(
     try {
       const made = messageOf(draft, randomUUID(), suppressed, periodKey(quota.period));
       const extra = extras[index] ?? {};
-      const message = { ...made.message, contactId: extra.contactId ?? null, content: { ...made.message.content, ...extra.content } };
+      const message = {
+        ...made.message,
+        contactId: extra.contactId ?? null,
+        content: { ...made.message.content, ...extra.content },
+        traceparent: extra.traceparent !== undefined ? extra.traceparent : currentTraceparent(),
+      };
       ready.push({ index, message, hash: draft.hash, dropped: made.dropped, discard: () => discardAttachments(draft) });
     } catch (error) {
       await discardAttachments(draft);
@@ -107,12 +115,13 @@ export async function acceptEmails(
 export interface SingleSend {
   principal: Sender;
   input: SendEmailInput;
+  traceparent: string | null;
 }
 
 /** Single sends of one workspace that arrive while its previous ones are being written share a write. */
 export function singleSends(deps: EmailAcceptanceDeps): GroupBatcher<SingleSend, SendOutcome> {
   return createGroupBatcher<SingleSend, SendOutcome>(
-    (_workspaceId, items) => acceptEmails(deps, items[0].principal, items.map((item) => item.input)),
+    (_workspaceId, items) => acceptEmails(deps, items[0].principal, items.map((item) => item.input), [], items.map((item) => ({ traceparent: item.traceparent }))),
     { maxBatch: 100, maxInFlight: 4 },
   );
 }
@@ -127,7 +136,7 @@ export async function acceptEmail(accepting: EmailAccepting, principal: Sender, 
   // A send with attachments may wait seconds on a URL or the file store: it goes alone, so it never
   // holds up the sends it would otherwise be grouped with.
   if (input.attachments?.length) return (await acceptEmails(accepting, principal, [input]))[0];
-  return accepting.singles.submit(principal.workspaceId, { principal, input });
+  return accepting.singles.submit(principal.workspaceId, { principal, input, traceparent: currentTraceparent() });
 }
 
 /**

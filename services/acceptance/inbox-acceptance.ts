@@ -12,6 +12,7 @@ import { findOutboundByMessage } from '../../db/repositories/inbox-messages';
 import type { InboxRecord } from '../../db/repositories/inboxes';
 import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
 import type { DroppedRecipient } from '../../db/repositories/messages';
+import { currentTraceparent } from '../../infra/trace-context';
 import { draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import type { Quota, Sender } from './outcome';
 import { type AcceptanceWriter, writeOne } from './write';
@@ -88,7 +89,12 @@ export async function acceptInboxMail(
     await discard();
     throw error;
   }
-  const message = { ...made.message, content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references } };
+  const message = {
+    ...made.message,
+    content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references },
+    // The request's trace context, which the send's workflow joins (docs/observability-traces.md).
+    traceparent: currentTraceparent(),
+  };
   const self = lower(inbox.address);
   const participants = [...new Set([...message.to, ...message.cc].map((value) => lower(mailboxOf(value)?.address ?? value)))].filter((a) => a !== self);
   const id = out.draftId ?? randomUUID();

@@ -14,6 +14,7 @@ import { findAcceptedAndSuppressed } from '../../db/repositories/message-accepta
 import type { DroppedRecipient } from '../../db/repositories/messages';
 import { draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import type { Quota, Sender } from './outcome';
+import { counted } from './metrics';
 import { type AcceptanceWriter, writeOne } from './write';
 
 export type InboxSendOutcome =
@@ -59,6 +60,16 @@ export async function inboxDuplicateOf(db: Sequelize, workspaceId: string, messa
  * refusal's AppError (the inbox routes answer one send at a time).
  */
 export async function acceptInboxMail(
+  deps: AcceptanceWriter & { checks: SendChecks },
+  principal: Sender,
+  inbox: InboxRecord,
+  out: Outgoing,
+): Promise<InboxSendOutcome> {
+  return counted('email', 'inbox', () => writeInboxMail(deps, principal, inbox, out));
+}
+
+/** acceptInboxMail's checks and write, uncounted. */
+async function writeInboxMail(
   deps: AcceptanceWriter & { checks: SendChecks },
   principal: Sender,
   inbox: InboxRecord,

@@ -317,6 +317,9 @@ export const configSchema = z.object({
   /** The worker's Prometheus endpoint (`/metrics`); loopback by default, so only the host or its scraper sees it. 0 turns it off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The inbound SMTP process's Prometheus endpoint (its refusals); loopback by default. 0 turns it off. */
+  INBOUND_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9465),
+  INBOUND_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** When set, SIGUSR2 makes the worker write V8 heap snapshots (main and workflow threads) here: a soak's diagnostic. */
   WORKER_HEAP_SNAPSHOT_DIR: z.string().min(1).optional(),
 }).refine((config) => config.EMAIL_PROVIDER !== 'ses' || config.SNS_TOPIC_ARNS.length > 0, {

@@ -16,6 +16,7 @@ import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatch
 import { runInboundDispatcher } from './inbox/dispatcher';
 import { registerMemoryMetrics, writeHeapSnapshotsOnSignal } from './memory-diagnostics';
 import { startMetricsServer } from './metrics-server';
+import { OUTBOX_SAMPLE_MS, runOutboxGauges } from './outbox-gauges';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 import { runWorkerRegistry } from './worker-registry';
 
@@ -85,6 +86,9 @@ async function main(): Promise<void> {
       registry: metrics,
     })
     : null;
+  const outboxGauges = messageDispatcher
+    ? runOutboxGauges({ db, registry: metrics, logger, channels: dispatcherChannels(config).map(({ channel }) => channel), intervalMs: OUTBOX_SAMPLE_MS })
+    : null;
   // The API's nudge after each transactional acceptance (db/outbox-wake.ts): the round starts at once.
   const unsubscribeWake = messageDispatcher ? subscribeOutboxWake(config.REDIS_URL, config.TASK_QUEUE_PREFIX, messageDispatcher.wake) : null;
   const dispatchers = messageDispatcher
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
   unsubscribeWake?.();
-  await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+  await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), outboxGauges?.stop()]);
   await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   logger.info('worker stopped');

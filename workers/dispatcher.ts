@@ -255,6 +255,16 @@ export async function startTransactional(
   return started.length ? startClaimed(options, 'transactional', started, channel.batchSize, plan.batches) : 0;
 }
 
+/** messaging_provider_breaker_open, in the worker's registry (exportBreakers sets it each round). */
+export function createBreakerGauge(registry: Registry): Gauge {
+  return new Gauge({
+    name: 'messaging_provider_breaker_open',
+    help: 'Open provider route breakers by channel and route (email:<provider>: 1 when open; <channel>:workspaces: how many workspaces\' chat routes are open); their messages wait in the outbox while the dispatcher probes them',
+    labelNames: ['channel', 'route'],
+    registers: [registry],
+  });
+}
+
 /**
  * The open breakers as a gauge, one series per channel and route: the email route by its provider
  * (`email:smtp`, 0 or 1); chat routes, one per workspace's sender or bot, counted together under
@@ -294,12 +304,7 @@ export function runDispatcher(options: DispatcherOptions): OutboxLoop {
   const dispatch: Dispatch = {
     options,
     breaker: options.breaker ?? DEFAULT_BREAKER,
-    breakerGauge: options.registry && new Gauge({
-      name: 'messaging_provider_breaker_open',
-      help: 'Open provider route breakers by channel and route (email:<provider>: 1 when open; <channel>:workspaces: how many workspaces\' chat routes are open); their messages wait in the outbox while the dispatcher probes them',
-      labelNames: ['channel', 'route'],
-      registers: [options.registry],
-    }),
+    breakerGauge: options.registry && createBreakerGauge(options.registry),
     lastSweep: 0,
     down: new Set(),
     closedAt: new Map(),

@@ -18,6 +18,21 @@ const MESSAGE_CLASSES = ['transactional', 'journey', 'campaign'] as const;
 /** Prometheus's default scrape interval: a sample per scrape at most, and an age never more than this stale. */
 export const OUTBOX_SAMPLE_MS = 15_000;
 
+/** The outbox gauges, in the worker's registry. */
+export function createOutboxGauges(registry: Registry) {
+  const registers = [registry];
+  const labelNames = ['class', 'channel'] as const;
+  return {
+    depth: new Gauge({ name: 'messaging_outbox_depth', help: 'Rows waiting in an outbox, by class (transactional, journey, campaign, webhook, inbound) and channel', labelNames, registers }),
+    oldest: new Gauge({
+      name: 'messaging_outbox_oldest_age_seconds',
+      help: 'Age of the oldest row waiting in an outbox, by class and channel (0 when empty)',
+      labelNames,
+      registers,
+    }),
+  };
+}
+
 /**
  * The outboxes' depth and oldest age, per class, as gauges, sampled by the worker that runs the dispatchers.
  * Sampled on a timer, not on a scrape: a scrape must stay cheap however often Prometheus comes (and several
@@ -27,15 +42,7 @@ export const OUTBOX_SAMPLE_MS = 15_000;
  * and the channel, never a workspace (services/metrics/registry.ts).
  */
 export function runOutboxGauges(options: OutboxGaugeOptions): { stop: () => Promise<void>; sample: () => Promise<void> } {
-  const registers = [options.registry];
-  const labelNames = ['class', 'channel'] as const;
-  const depth = new Gauge({ name: 'messaging_outbox_depth', help: 'Rows waiting in an outbox, by class (transactional, journey, campaign, webhook, inbound) and channel', labelNames, registers });
-  const oldest = new Gauge({
-    name: 'messaging_outbox_oldest_age_seconds',
-    help: 'Age of the oldest row waiting in an outbox, by class and channel (0 when empty)',
-    labelNames,
-    registers,
-  });
+  const { depth, oldest } = createOutboxGauges(options.registry);
   const empty = [
     ...options.channels.flatMap((channel) => MESSAGE_CLASSES.map((dispatchClass) => ({ dispatchClass, channel }))),
     { dispatchClass: 'webhook', channel: '' },

@@ -7,6 +7,7 @@ import { connectTemporal } from '../../temporal/connection';
 import { closeInboundSmtp } from '../../workers/inbox/smtp-server';
 import { startMetricsServer } from '../../workers/metrics-server';
 import { runOutboxGauges } from '../../workers/outbox-gauges';
+import { createList, seedContacts, sendNow, waitForCampaign } from '../helpers/campaigns';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
 import { startInboundListener } from '../helpers/inbox-listener';
@@ -82,6 +83,21 @@ describe('metrics of the send path, read from the endpoints Prometheus scrapes',
       await stack.waitForStatus(workspace.workspaceId, accepted.id as string, ['sent']);
     });
     expect(grew).toEqual({ accepted: 1, duplicate: 1, refused: 1 });
+  });
+
+  it('a campaign to three contacts counts three campaign acceptances and three sends on the worker, once each', async () => {
+    const workspace = await createTestWorkspace(stack.api, { plan: 'pro', domain: true });
+    const listId = await createList(workspace.call);
+    await seedContacts(stack.api.db, workspace.workspaceId, { count: 3, prefix: `campaign-${workspace.workspaceId}`, listId });
+    const grew = await growth(workerScrape, {
+      accepted: ['messaging_messages_accepted_total', { channel: 'email', kind: 'campaign', outcome: 'accepted' }],
+      sent: ['messaging_sends_total', { provider: 'smtp', channel: 'email', status: 'sent' }],
+    }, async () => {
+      const created = await expectStatus(workspace.call('POST', '/campaigns', { name: 'Counted', fromAddress: `news@${workspace.domain}`, listId, subject: 'S', text: 'T' }), 201);
+      expect(await sendNow(workspace.call, created.id as string)).toMatchObject({ status: 202 });
+      await waitForCampaign(workspace.call, created.id as string, ['sent']);
+    });
+    expect(grew).toEqual({ accepted: 3, sent: 3 });
   });
 
   it('a recipient refused at RCPT counts the send as sent and then bounced for the smtp provider, and the provider call is timed as ok', async () => {

@@ -5,7 +5,7 @@ import { messagingMetrics } from './registry';
 /**
  * What became of sends, by provider and channel: `sent` when the provider took a message (the worker's
  * delivery activity), `failed` when the provider refused it for good, and what the provider told us later
- * (SES notifications in the API, SMTP refusals and bounce mail in the worker): delivered, bounced (hard),
+ * (SES notifications and Twilio statuses in the API, SMTP refusals and bounce mail in the worker): delivered, bounced (hard),
  * soft_bounced, complained, delivery_delayed. Labels are closed sets, never ids (services/metrics/registry.ts).
  */
 export type SendStatus = 'sent' | 'failed' | 'delivered' | 'bounced' | 'soft_bounced' | 'complained' | 'delivery_delayed';

@@ -4,6 +4,7 @@ import { eventOfVerdict, type ParsedReport, refusalVerdict, verdictFor } from '.
 import { findReturnPathMessage, recordEventOnMessage, type RecordOutcome, type Suppress } from '../db/repositories/provider-events';
 import { moveStatus, type Message } from '../db/repositories/messages';
 import type { RefusedRecipient } from '../core/delivery';
+import { countProviderEvent } from '../services/metrics/sends';
 
 /**
  * Bounces and complaints of SMTP mail, recorded through the one recorder of provider events
@@ -31,7 +32,7 @@ export async function recordRefusals(
   const target = { workspaceId: message.workspaceId, messageId: message.id, recipients: [...message.to, ...message.cc, ...message.bcc] };
   for (const refusal of refused) {
     const event = eventOfVerdict(refusalVerdict(refusal.reply, refusal.transient), refusal.address, providerMessageId, 'smtp', null);
-    await recordEventOnMessage(db, suppress, target, `${provider}-refusal:${refusal.recipientIndex}`, event);
+    countProviderEvent(provider, 'email', event, await recordEventOnMessage(db, suppress, target, `${provider}-refusal:${refusal.recipientIndex}`, event));
   }
   const refusedForGood = new Set(refused.filter((refusal) => !refusal.transient).map((refusal) => refusal.address.toLowerCase()));
   const to = toAddresses(message.to);
@@ -63,5 +64,8 @@ export async function recordReturnPathReport(
   if (!verdict) return 'nothing-reported';
   const source = verdict.event === 'complaint' ? 'arf' : 'dsn';
   const event = eventOfVerdict(verdict, address, found.providerMessageId ?? claims.messageId, source, null);
-  return recordEventOnMessage(db, suppress, found, notificationId, event);
+  const outcome = await recordEventOnMessage(db, suppress, found, notificationId, event);
+  // The provider that sent the mail the report is about (SMTP's; SES mail's reports come over SNS).
+  countProviderEvent(found.provider ?? 'smtp', 'email', event, outcome);
+  return outcome;
 }

@@ -10,6 +10,7 @@ import type { HandBackWait } from '../db/repositories/dispatch-queue';
 import { PermanentSendError, ProviderUnavailableError, type SendReceipt } from '../core/delivery';
 import type { ProviderBreaker } from './provider-breaker';
 import { isTransientDatabaseError } from '../db/sequelize';
+import { countSend, timedProviderCall } from '../services/metrics/sends';
 import { untilItHolds } from './database-errors';
 import { type KeepAlive, keepAlive } from './delivery-keep-alive';
 import { deliverySteps } from './delivery-steps';
@@ -241,13 +242,18 @@ export async function sendClaimed(delivery: Delivery, { message, channel, prepar
       throw error;
     }
     try {
-      receipt = await prepared.send();
+      receipt = await timedProviderCall(channel.provider, message.channel, prepared.send);
     } catch (error) {
       // The provider answered with an error: taken as not sent, so the next attempt need not wait out the
       // lease. (A provider timeout could hide an acceptance; neither SMTP nor SES can be asked.)
       await releaseDeliveryClaim(db, workspaceId, id, claim).catch(() => undefined);
-      return await afterFailure(delivery, message, route, error);
+      return await afterFailure(delivery, message, route, error).catch((failure: unknown) => {
+        // Refused for good (or past the retry deadline): the workflow fails the message with this error.
+        if (failure instanceof PermanentSendError) countSend('failed', channel.provider, message.channel);
+        throw failure;
+      });
     }
+    countSend('sent', channel.provider, message.channel);
     const sent = { ...receipt, messageId: id, data: prepared.data };
     await untilItHolds(() => steps.recordSent(workspaceId, sent), timing.recordDeadlineMs, () => undefined);
     const { afterSent } = prepared;

@@ -15,6 +15,7 @@ import {
   storeDeliveryBody,
 } from '../db/repositories/webhook-attempts';
 import { postPublic, PublicFetchError, type PublicFetchOptions } from '../infra/public-fetch';
+import { countEndpointDisabled, countWebhookAttempt, resultOfError, resultOfStatus } from './webhook-metrics';
 
 export interface WebhookActivityDeps {
   db: Sequelize;
@@ -63,8 +64,10 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     try {
       const { statusCode } = await postPublic(target.url, { body, headers }, { ...deps.fetch, timeoutMs: WEBHOOK_TIMEOUT_MS });
       const verdict = verdictOfStatus(statusCode);
+      countWebhookAttempt(resultOfStatus(statusCode));
       return { statusCode, verdict, error: verdict === 'succeeded' ? null : `the endpoint answered ${statusCode}` };
     } catch (error) {
+      countWebhookAttempt(resultOfError(error));
       return { statusCode: null, verdict: 'failed', error: describeFailure(error) };
     }
   }
@@ -95,7 +98,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       if (attempt === null) return 'failed';
       const started = performance.now();
       const answer = await post(workspaceId, target, body);
-      return finishAttempt(db, {
+      const finished = await finishAttempt(db, {
         workspaceId,
         deliveryId,
         webhookId: target.webhookId,
@@ -105,6 +108,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         retryInMs: input.retryInMs,
         disableAfterMs: WEBHOOK_DISABLE_AFTER_FAILING_MS,
       });
+      if (finished.disabledNow) countEndpointDisabled(answer.verdict === 'gone' ? 'gone' : 'failing');
+      return finished.state;
     },
   };
 }

@@ -17,7 +17,7 @@ import { connectTemporalForApi, traceWorkflowClients } from '../temporal/connect
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.LOG_LEVEL, base: { process: 'api' }, redact: logRedaction });
-  // Before the app and the Temporal client are made: both ask whether tracing is on (docs/observability-traces.md).
+  // Before the app and the Temporal client are made: both ask whether tracing is on (docs/observability.md, Traces).
   const tracing = await startTracing(config, 'api');
   if (tracing) {
     await traceWorkflowClients(true);

@@ -317,10 +317,13 @@ export const configSchema = z.object({
   /** The worker's Prometheus endpoint (`/metrics`); loopback by default, so only the host or its scraper sees it. 0 turns it off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The inbound SMTP process's Prometheus endpoint (its refusals); loopback by default. 0 turns it off. */
+  INBOUND_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9465),
+  INBOUND_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** When set, SIGUSR2 makes the worker write V8 heap snapshots (main and workflow threads) here: a soak's diagnostic. */
   WORKER_HEAP_SNAPSHOT_DIR: z.string().min(1).optional(),
 
-  // Tracing (issue 34): off unless an OTLP endpoint is set; the standard OpenTelemetry names (docs/observability-traces.md).
+  // Tracing (issue 34): off unless an OTLP endpoint is set; the standard OpenTelemetry names (docs/observability.md, Traces).
   /** The OTLP/HTTP collector's base URL; traces go to `<it>/v1/traces`. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** The traces URL itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */

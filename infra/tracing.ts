@@ -3,7 +3,7 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type Config, tracesEndpoint } from '../core/config';
 
 /**
- * OpenTelemetry tracing of a process, off unless an OTLP endpoint is configured (docs/observability-traces.md).
+ * OpenTelemetry tracing of a process, off unless an OTLP endpoint is configured (docs/observability.md, Traces).
  * The SDK, the exporter and the resource are loaded here with dynamic imports, only when tracing is on: a
  * process without an endpoint never loads them. What the rest of the code touches is `@opentelemetry/api`,
  * the vendor-neutral facade whose calls are no-ops until a provider is registered here.

@@ -11,7 +11,7 @@ export interface SendSpanAttributes {
 
 /**
  * The provider call as a span (`<provider> send`), the child of the delivery activity's span when tracing is
- * on (docs/observability-traces.md). A failure marks it with the error's class only: provider refusals quote
+ * on (docs/observability.md, Traces). A failure marks it with the error's class only: provider refusals quote
  * addresses and phone numbers, so their messages stay out of traces. With tracing off this is the facade's
  * no-op span around the call.
  */

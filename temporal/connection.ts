@@ -28,7 +28,7 @@ let workflowInterceptors: WorkflowClientInterceptor[] = [];
 
 /**
  * Every client made from now on traces what it asks of Temporal (a workflow start is a span, passed to the
- * workflow in its headers: docs/observability-traces.md). Called by a process that started tracing
+ * workflow in its headers: docs/observability.md, Traces). Called by a process that started tracing
  * (infra/tracing.ts); the interceptor package is loaded only then. `false` turns it off again (tests).
  */
 export async function traceWorkflowClients(on: boolean): Promise<void> {

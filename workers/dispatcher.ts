@@ -260,12 +260,38 @@ export async function startTransactional(
   return started.length ? startClaimed(options, 'transactional', started, channel.batchSize, plan.batches) : 0;
 }
 
+/** messaging_provider_breaker_open, in the worker's registry (exportBreakers sets it each round). */
+export function createBreakerGauge(registry: Registry): Gauge {
+  return new Gauge({
+    name: 'messaging_provider_breaker_open',
+    help: 'Open provider route breakers by channel and route (email:<provider>: 1 when open; <channel>:workspaces: how many workspaces\' chat routes are open); their messages wait in the outbox while the dispatcher probes them',
+    labelNames: ['channel', 'route'],
+    registers: [registry],
+  });
+}
+
+/**
+ * The open breakers as a gauge, one series per channel and route: the email route by its provider
+ * (`email:smtp`, 0 or 1); chat routes, one per workspace's sender or bot, counted together under
+ * `<channel>:workspaces` (how many are open), since a workspace id as a label would make a series per tenant
+ * (services/metrics/registry.ts). Which workspaces: `provider_breakers` in the database, or the log line
+ * of each change.
+ */
+export function exportBreakers(gauge: Gauge, channels: readonly string[], open: readonly BreakerState[]): void {
+  gauge.reset();
+  for (const channel of channels) if (channel !== 'email') gauge.set({ channel, route: `${channel}:workspaces` }, 0);
+  for (const route of open) {
+    const channel = routeChannel(route.route);
+    if (routeWorkspace(route.route) === null) gauge.set({ channel, route: route.route }, 1);
+    else gauge.inc({ channel, route: `${channel}:workspaces` });
+  }
+}
+
 /** One round: the open breakers exported and swept, then every channel in turn. */
 export async function dispatchRound(dispatch: Dispatch): Promise<number> {
   let dispatched = 0;
   const open = await findOpenBreakers(dispatch.options.db);
-  dispatch.breakerGauge?.reset();
-  for (const route of open) dispatch.breakerGauge?.set({ route: route.route }, 1);
+  if (dispatch.breakerGauge) exportBreakers(dispatch.breakerGauge, dispatch.options.channels.map((channel) => channel.channel), open);
   if (open.length) await expireWaiting(dispatch, open);
   for (const channel of dispatch.options.channels) dispatched += await dispatchChannel(dispatch, channel, open);
   return dispatched;
@@ -283,12 +309,7 @@ export function runDispatcher(options: DispatcherOptions): OutboxLoop {
   const dispatch: Dispatch = {
     options,
     breaker: options.breaker ?? DEFAULT_BREAKER,
-    breakerGauge: options.registry && new Gauge({
-      name: 'messaging_provider_breaker_open',
-      help: 'Whether a provider route\'s circuit breaker is open (1): its messages wait in the outbox while the dispatcher probes it',
-      labelNames: ['route'],
-      registers: [options.registry],
-    }),
+    breakerGauge: options.registry && createBreakerGauge(options.registry),
     lastSweep: 0,
     down: new Set(),
     closedAt: new Map(),

@@ -17,6 +17,7 @@ import { dispatcherBreaker, dispatcherChannels, runDispatcher } from './dispatch
 import { runInboundDispatcher } from './inbox/dispatcher';
 import { registerMemoryMetrics, writeHeapSnapshotsOnSignal } from './memory-diagnostics';
 import { startMetricsServer } from './metrics-server';
+import { OUTBOX_SAMPLE_MS, runOutboxGauges } from './outbox-gauges';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 import { runWorkerRegistry } from './worker-registry';
 
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
   // The SDK shuts the workers down on SIGUSR2 too (for nodemon); when SIGUSR2 asks for heap snapshots it must not.
   const shutdownSignals: NodeJS.Signals[] = config.WORKER_HEAP_SNAPSHOT_DIR ? ['SIGINT', 'SIGTERM', 'SIGQUIT'] : ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'];
   Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'), shutdownSignals });
-  // Before the client and the workers are made: both ask whether tracing is on (docs/observability-traces.md).
+  // Before the client and the workers are made: both ask whether tracing is on (docs/observability.md, Traces).
   const tracing = await startTracing(config, 'worker');
   if (tracing) {
     await traceWorkflowClients(true);
@@ -92,6 +93,9 @@ async function main(): Promise<void> {
       registry: metrics,
     })
     : null;
+  const outboxGauges = messageDispatcher
+    ? runOutboxGauges({ db, registry: metrics, logger, channels: dispatcherChannels(config).map(({ channel }) => channel), intervalMs: OUTBOX_SAMPLE_MS })
+    : null;
   // The API's nudge after each transactional acceptance (db/outbox-wake.ts): the round starts at once.
   const unsubscribeWake = messageDispatcher ? subscribeOutboxWake(config.REDIS_URL, config.TASK_QUEUE_PREFIX, messageDispatcher.wake) : null;
   const dispatchers = messageDispatcher
@@ -113,7 +117,7 @@ async function main(): Promise<void> {
   // The SDK's runtime stops the workers on SIGINT/SIGTERM and lets running tasks finish; run() returns after.
   await Promise.all(workers.map((worker) => worker.run()));
   unsubscribeWake?.();
-  await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
+  await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), outboxGauges?.stop()]);
   await registry.stop();
   await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
   // The last spans (workflows and activities that finished while stopping) leave before the process does.

@@ -9,7 +9,7 @@ export interface WorkerTracing {
 }
 
 /**
- * The Temporal side of tracing (docs/observability-traces.md), from @temporalio/interceptors-opentelemetry,
+ * The Temporal side of tracing (docs/observability.md, Traces), from @temporalio/interceptors-opentelemetry,
  * or nothing when tracing is off in this process (infra/tracing.ts was not started, or found no endpoint):
  * then neither the package nor its workflow module is loaded, and the workflow bundle is the usual one.
  *

@@ -5,6 +5,7 @@ import type { Sequelize } from 'sequelize';
 import { AppError } from '../../core/errors';
 import { sesEventOf, type SnsEnvelope, snsMessages } from '../../providers/ses/sns';
 import { parkProviderEvent, recordProviderEvent, type Suppress } from '../../db/repositories/provider-events';
+import { countProviderEvent } from '../../services/metrics/sends';
 
 export interface CallbackDeps {
   db: Sequelize;
@@ -41,6 +42,7 @@ export function callbackRoutes(app: Router, deps: CallbackDeps): void {
       const event = sesEventOf(payload);
       if (event) {
         const outcome = await recordProviderEvent(deps.db, deps.suppress, 'ses', payload.MessageId, event);
+        countProviderEvent('ses', 'email', event, outcome);
         const logged = { providerMessageId: event.providerMessageId, notificationId: payload.MessageId, type: event.type };
         if (outcome === 'unknown-message') {
           // Not dropped: recorded once the message's provider id is (replayParkedEvents, matchParkedEvents).

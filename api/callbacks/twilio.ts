@@ -8,6 +8,7 @@ import { type Keyring, openSecret } from '../../core/secrets';
 import { insertPlatformEventOnce } from '../../db/repositories/platform-events';
 import { findTwilioIntegration, parkTwilioStatus, recordInbound, recordTwilioStatus } from '../../db/repositories/whatsapp';
 import { type TwilioForm, twilioInboundOf, twilioSignatureValid, twilioStatusOf } from '../../providers/twilio/callbacks';
+import { countSend } from '../../services/metrics/sends';
 
 export interface TwilioCallbackDeps {
   db: Sequelize;
@@ -63,6 +64,8 @@ export function twilioCallbackRoutes(app: Router, deps: TwilioCallbackDeps): voi
     if (event && messageSid) {
       const at = new Date();
       const outcome = await recordTwilioStatus(deps.db, workspaceId, messageSid, status, event, at, errorCode);
+      // Twilio's own `sent` repeats what the send path counted; `read` is engagement, not delivery.
+      if (outcome === 'recorded' && (event.type === 'delivered' || event.type === 'failed')) countSend(event.type, 'twilio', 'whatsapp');
       // Twilio can be quicker than the send's record of the SID: kept until the SID is known (expires after 7 days).
       if (outcome === 'unknown-message') {
         const allowed = await parking.consume(workspaceId).catch((rejection: unknown) => {

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { withMessagingMetrics } from '../../services/metrics/registry';
 
 export interface HttpMetrics {
   registry: Registry;
@@ -26,5 +27,6 @@ export function createHttpMetrics(): HttpMetrics {
     });
     next();
   };
-  return { registry, observe };
+  // The scrape serves the service's own metrics (acceptances, SES notifications) beside the HTTP ones.
+  return { registry: withMessagingMetrics(registry), observe };
 }

@@ -5,7 +5,7 @@ const tracer = trace.getTracer('messaging-api');
 
 /**
  * One SERVER span per request, the root of the trace a send follows to its provider call
- * (docs/observability-traces.md); mounted first by app.ts, and only when tracing is on.
+ * (docs/observability.md, Traces); mounted first by app.ts, and only when tracing is on.
  *
  * Our own middleware rather than @opentelemetry/instrumentation-http/-express: those patch `http` and
  * `express` as they are loaded, so they must be registered before the first import (a `--require` preload),

@@ -97,8 +97,8 @@ export async function writePage(
   workspaceId: string,
   campaignId: string,
   range: { after: number; upTo: number },
-): Promise<{ sending: boolean; written: number }> {
-  const [result] = await db.query<{ sending: string; written: string }>(
+): Promise<{ sending: boolean; written: number; writtenByChannel: Record<string, number> }> {
+  const [result] = await db.query<{ sending: string; written: string; by_channel: Record<string, string> }>(
     `WITH campaign AS (
        UPDATE campaigns SET materialized = GREATEST(materialized, $4), updated_at = now()
        WHERE workspace_id = $1 AND id = $2 AND status = 'sending'
@@ -123,12 +123,14 @@ export async function writePage(
        CROSS JOIN LATERAL (SELECT CASE WHEN p.channel = 'email' THEN k.message_content ELSE k.message_chat -> p.channel END AS content) f
        LEFT JOIN contacts c ON c.workspace_id = k.workspace_id AND c.id = p.contact_id
        ON CONFLICT (id) DO NOTHING
-       RETURNING 1
+       RETURNING channel
      )
-     SELECT (SELECT count(*) FROM campaign) AS sending, (SELECT count(*) FROM written) AS written`,
+     SELECT (SELECT count(*) FROM campaign) AS sending, (SELECT count(*) FROM written) AS written,
+       (SELECT COALESCE(jsonb_object_agg(channel, n), '{}'::jsonb) FROM (SELECT channel, count(*) AS n FROM written GROUP BY channel) c) AS by_channel`,
     { bind: [workspaceId, campaignId, range.after, range.upTo], type: QueryTypes.SELECT },
   );
-  return { sending: Number(result.sending) === 1, written: Number(result.written) };
+  const writtenByChannel = Object.fromEntries(Object.entries(result.by_channel).map(([channel, n]) => [channel, Number(n)]));
+  return { sending: Number(result.sending) === 1, written: Number(result.written), writtenByChannel };
 }
 
 /**

@@ -198,9 +198,11 @@ async function replay(db: Sequelize, suppress: Suppress, rows: ParkedRow[]): Pro
 export async function findReturnPathMessage(
   db: Sequelize,
   messageId: string,
-): Promise<(EventMessage & { to: string[]; cc: string[]; bcc: string[]; providerMessageId: string | null }) | null> {
-  const rows = await db.query<{ id: string; workspace_id: string; to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[]; provider_message_id: string | null }>(
-    'SELECT id, workspace_id, to_addresses, cc_addresses, bcc_addresses, provider_message_id FROM messages WHERE id = $1',
+): Promise<(EventMessage & { to: string[]; cc: string[]; bcc: string[]; provider: string | null; providerMessageId: string | null }) | null> {
+  const rows = await db.query<{
+    id: string; workspace_id: string; to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[]; provider: string | null; provider_message_id: string | null;
+  }>(
+    'SELECT id, workspace_id, to_addresses, cc_addresses, bcc_addresses, provider, provider_message_id FROM messages WHERE id = $1',
     { bind: [messageId], type: QueryTypes.SELECT },
   );
   const row = rows[0];
@@ -212,6 +214,7 @@ export async function findReturnPathMessage(
     to: row.to_addresses,
     cc: row.cc_addresses,
     bcc: row.bcc_addresses,
+    provider: row.provider,
     providerMessageId: row.provider_message_id,
   };
 }

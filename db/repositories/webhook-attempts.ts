@@ -151,7 +151,13 @@ export type DeliveryState = 'succeeded' | 'retrying' | 'failed';
  * failure starts (or extends) the streak, and a streak older than `disableAfterMs` disables it. A
  * disabled endpoint's delivery ends here, and so do its deliveries still waiting.
  */
-export async function finishAttempt(db: Sequelize, result: AttemptResult): Promise<DeliveryState> {
+/** What an attempt's answer did: the delivery's state, and whether this answer disabled its endpoint (metrics count it once). */
+export interface FinishedAttempt {
+  state: DeliveryState;
+  disabledNow: boolean;
+}
+
+export async function finishAttempt(db: Sequelize, result: AttemptResult): Promise<FinishedAttempt> {
   return db.transaction(async (transaction) => {
     await db.query(
       `UPDATE webhook_attempts SET status = $3, status_code = $4, duration_ms = $5, error = $6 WHERE delivery_id = $1 AND attempt = $2`,
@@ -160,7 +166,7 @@ export async function finishAttempt(db: Sequelize, result: AttemptResult): Promi
         transaction,
       },
     );
-    const disabled = await updateHealth(db, result, transaction);
+    const { reason: disabled, disabledNow } = await updateHealth(db, result, transaction);
     const state: DeliveryState = result.verdict === 'succeeded' ? 'succeeded' : result.retryInMs !== null && !disabled ? 'retrying' : 'failed';
     const error = state === 'failed' && disabled ? `${result.error}; the endpoint is disabled (${disabled})` : result.error;
     await db.query(
@@ -172,17 +178,20 @@ export async function finishAttempt(db: Sequelize, result: AttemptResult): Promi
         transaction,
       },
     );
-    return state;
+    return { state, disabledNow };
   });
 }
 
-/** The endpoint's health after this answer; returns why it was disabled now, if it was. */
-async function updateHealth(db: Sequelize, result: AttemptResult, transaction: Transaction): Promise<string | null> {
+/**
+ * The endpoint's health after this answer: why it is disabled, if it is, and whether this answer disabled it
+ * (`was_enabled`, read under the row's lock, so of two answers at once only one disables it).
+ */
+async function updateHealth(db: Sequelize, result: AttemptResult, transaction: Transaction): Promise<{ reason: string | null; disabledNow: boolean }> {
   if (result.verdict === 'succeeded') {
     await db.query('UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', { bind: [result.webhookId], transaction });
-    return null;
+    return { reason: null, disabledNow: false };
   }
-  const rows = await db.query<{ enabled: boolean; disabled_reason: string | null }>(
+  const rows = await db.query<{ enabled: boolean; was_enabled: boolean; disabled_reason: string | null }>(
     `UPDATE webhooks SET
        failing_since = COALESCE(failing_since, now()),
        disabled_reason = CASE
@@ -192,15 +201,16 @@ async function updateHealth(db: Sequelize, result: AttemptResult, transaction: T
        END,
        enabled = enabled AND NOT $2 AND NOT COALESCE(failing_since <= now() - make_interval(secs => $3::double precision / 1000), false),
        updated_at = now()
+     FROM (SELECT enabled AS was_enabled FROM webhooks WHERE id = $1 FOR UPDATE) before
      WHERE id = $1
-     RETURNING enabled, disabled_reason`,
+     RETURNING enabled, before.was_enabled, disabled_reason`,
     { bind: [result.webhookId, result.verdict === 'gone', result.disableAfterMs], type: QueryTypes.SELECT, transaction },
   );
   const endpoint = rows[0];
-  if (!endpoint || endpoint.enabled) return null;
+  if (!endpoint || endpoint.enabled) return { reason: null, disabledNow: false };
   const reason = endpoint.disabled_reason === 'gone' ? 'it answered 410 Gone' : endpoint.disabled_reason === 'failing' ? 'its deliveries failed for 5 days' : 'by its owner';
   await failWaitingDeliveries(db, result.webhookId, `the endpoint was disabled: ${reason}`, transaction);
-  return reason;
+  return { reason, disabledNow: endpoint.was_enabled };
 }
 
 /** Ends a delivery without an attempt (its endpoint is disabled, its event gone). */

@@ -1,5 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { dueRecipients, skipOutsideWindow, writePage } from '../../db/repositories/campaign-feed';
+import { countAccepted } from './metrics';
 
 /** What one page of a campaign's acceptance did: the cursor to go on from, and when the next recipient is due. */
 export interface CampaignPage {
@@ -34,5 +35,7 @@ export async function acceptCampaignPage(
   if (due.upTo <= range.after) return { upTo: range.after, sending: true, nextAt: due.nextAt };
   if (options.whatsappWindow) await skipOutsideWindow(db, workspaceId, campaignId, { after: range.after, upTo: due.upTo });
   const page = await writePage(db, workspaceId, campaignId, { after: range.after, upTo: due.upTo });
+  // Only the rows this page inserted: a page written again (a retried activity) inserts, and counts, nothing.
+  for (const [channel, count] of Object.entries(page.writtenByChannel)) countAccepted(channel, 'campaign', count);
   return { upTo: due.upTo, sending: page.sending, nextAt: due.nextAt };
 }

@@ -14,6 +14,7 @@ import type { AcceptedAttachments } from '../attachment-sources';
 import { currentTraceparent } from '../../infra/trace-context';
 import type { SendChecks } from './email-draft';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
+import { counted } from './metrics';
 import { type AcceptanceWriter, writeOne } from './write';
 
 /** A WhatsApp or Telegram send as POST /messages takes it (api/messages/schemas.ts validates it there). */
@@ -171,7 +172,7 @@ export function createChatAcceptance(deps: ChatAcceptanceDeps) {
       input: ChatSendInput,
       hash: string,
       extraContent: Record<string, unknown> = {},
-    ) => acceptChat(accepting, principal, channel, target, input, hash, extraContent),
+    ) => counted(channel, 'transactional', () => acceptChat(accepting, principal, channel, target, input, hash, extraContent)),
     draftChat: (workspaceId: string, channel: ChatChannelName, given: string, input: ChatSendInput, options: { window: boolean }) =>
       draftChat(accepting, workspaceId, channel, given, input, options),
   };

@@ -7,6 +7,7 @@ import { requestHash } from '../../core/request-hash';
 import { findAcceptedAndSuppressed } from '../../db/repositories/message-acceptance';
 import { currentTraceparent } from '../../infra/trace-context';
 import { type Draft, draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
+import { countOutcomes } from './metrics';
 import { duplicateOf, type Quota, type Sender, type SendOutcome } from './outcome';
 import { type AcceptanceWriter, type ReadyMessage, writeMessages } from './write';
 
@@ -163,10 +164,16 @@ export async function acceptEmailBatch(deps: EmailAcceptanceDeps, principal: Sen
  */
 export function createEmailAcceptance(deps: EmailAcceptanceDeps) {
   const accepting: EmailAccepting = { ...deps, singles: singleSends(deps) };
+  // Counted here, at the entries, not in acceptEmails: it calls itself for keys repeated within a call.
+  const count = <T extends SendOutcome | SendOutcome[]>(outcomes: T): T => {
+    countOutcomes('email', 'transactional', Array.isArray(outcomes) ? outcomes : [outcomes]);
+    return outcomes;
+  };
   return {
-    send: (principal: Sender, input: SendEmailInput) => acceptEmail(accepting, principal, input),
-    sendWithHash: (principal: Sender, input: SendEmailInput, hash: string, extra: Extra = {}) => acceptEmailWithHash(deps, principal, input, hash, extra),
-    sendBatch: (principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>) => acceptEmailBatch(deps, principal, items),
+    send: async (principal: Sender, input: SendEmailInput) => count(await acceptEmail(accepting, principal, input)),
+    sendWithHash: async (principal: Sender, input: SendEmailInput, hash: string, extra: Extra = {}) =>
+      count(await acceptEmailWithHash(deps, principal, input, hash, extra)),
+    sendBatch: async (principal: Sender, items: ReadonlyArray<SendEmailInput | AppError>) => count(await acceptEmailBatch(deps, principal, items)),
   };
 }
 

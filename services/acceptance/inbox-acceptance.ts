@@ -15,6 +15,7 @@ import type { DroppedRecipient } from '../../db/repositories/messages';
 import { currentTraceparent } from '../../infra/trace-context';
 import { draftSend, messageOf, recipientAddresses, type SendChecks, type SendEmailInput } from './email-draft';
 import type { Quota, Sender } from './outcome';
+import { counted } from './metrics';
 import { type AcceptanceWriter, writeOne } from './write';
 
 export type InboxSendOutcome =
@@ -65,6 +66,16 @@ export async function acceptInboxMail(
   inbox: InboxRecord,
   out: Outgoing,
 ): Promise<InboxSendOutcome> {
+  return counted('email', 'inbox', () => writeInboxMail(deps, principal, inbox, out));
+}
+
+/** acceptInboxMail's checks and write, uncounted. */
+async function writeInboxMail(
+  deps: AcceptanceWriter & { checks: SendChecks },
+  principal: Sender,
+  inbox: InboxRecord,
+  out: Outgoing,
+): Promise<InboxSendOutcome> {
   const { db, checks } = deps;
   const { workspaceId } = principal;
   const from = formatMailbox({ name: inbox.displayName, address: inbox.address });
@@ -92,7 +103,7 @@ export async function acceptInboxMail(
   const message = {
     ...made.message,
     content: { ...made.message.content, inReplyTo: out.inReplyTo ?? undefined, references: out.references },
-    // The request's trace context, which the send's workflow joins (docs/observability-traces.md).
+    // The request's trace context, which the send's workflow joins (docs/observability.md, Traces).
     traceparent: currentTraceparent(),
   };
   const self = lower(inbox.address);

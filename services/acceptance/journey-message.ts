@@ -21,6 +21,7 @@ import { automationOf, loadEnrollment } from '../../db/repositories/journey-prog
 import { readJourneySettings } from '../../db/repositories/journey-settings';
 import { findSuppressed } from '../../db/repositories/suppressions';
 import { insideServiceWindow } from '../../db/repositories/whatsapp';
+import { countAccepted, countRefused } from './metrics';
 
 /** What became of a journey's message node when the workflow asked (docs/journeys.md). */
 export type JourneyMessageOutcome =
@@ -190,6 +191,11 @@ export async function enqueueJourneyMessage(db: Sequelize, workspaceId: string, 
     },
     createdAt: now,
   });
-  if (written === 'quota_exceeded') return { state: 'skipped', reason: 'quota_exceeded' };
+  if (written === 'quota_exceeded') {
+    countRefused(first.channel, 'journey', 'quota_exceeded');
+    return { state: 'skipped', reason: 'quota_exceeded' };
+  }
+  // Counted only when written: a retried activity finds the message above and answers without counting it twice.
+  countAccepted(first.channel, 'journey', 1);
   return { state: 'queued', messageId, channel: first.channel };
 }

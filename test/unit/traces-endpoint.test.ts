@@ -1,6 +1,6 @@
 import { loadConfig, tracesEndpoint } from '../../core/config';
 
-// The one switch of tracing (docs/observability-traces.md): the standard OTEL_* variables, off by default.
+// The one switch of tracing (docs/observability.md, Traces): the standard OTEL_* variables, off by default.
 describe('where traces go', () => {
   it('nowhere by default: tracing is off', () => {
     expect(tracesEndpoint(loadConfig({}))).toBeNull();

@@ -17,6 +17,7 @@ import {
   SPOOL_FULL,
   TRY_LATER,
 } from './smtp-session';
+import { countingRefusals } from './refusal-metrics';
 
 /** What a listener keeps across its sessions, made once per server. */
 export function listenerOf(options: InboundSmtpOptions): Listener {
@@ -135,10 +136,11 @@ export function createInboundSmtpServer(options: InboundSmtpOptions): SMTPServer
     ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
     logger: false,
     closeTimeout: options.closeTimeoutMs ?? 30_000,
-    onConnect: (session, callback: SmtpCallback) => admitConnection(listener, session, callback),
-    onMailFrom: (address, session, callback: SmtpCallback) => startTransaction(listener, address, session, callback),
-    onRcptTo: (address, session, callback: SmtpCallback) => takeRecipient(listener, address, session, callback),
-    onData: (stream, session, callback: SmtpCallback) => takeData(listener, stream, session, callback),
+    // Each refusal is counted by its stage and reason class (messaging_inbound_smtp_refusals_total).
+    onConnect: (session, callback: SmtpCallback) => admitConnection(listener, session, countingRefusals('connect', callback)),
+    onMailFrom: (address, session, callback: SmtpCallback) => startTransaction(listener, address, session, countingRefusals('mail', callback)),
+    onRcptTo: (address, session, callback: SmtpCallback) => takeRecipient(listener, address, session, countingRefusals('rcpt', callback)),
+    onData: (stream, session, callback: SmtpCallback) => takeData(listener, stream, session, countingRefusals('data', callback)),
     onClose: (session) => endSession(listener, session),
   });
   server.on('error', (error) => options.logger.warn({ err: error }, 'inbound SMTP connection error'));

@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createDnsResolve } from '../../activities/dns-lookup';
 import { configKeyring, loadConfig } from '../../core/config';
 import { logRedaction } from '../../core/log-redaction';
@@ -14,6 +15,7 @@ import { macKeys } from '../../core/secrets';
 import { returnPathTokens } from '../../core/bounces/return-path';
 import { inboundLimits } from './limits';
 import { listenForRecipientChanges, RecipientDirectory } from './recipients';
+import { startMetricsServer } from '../metrics-server';
 import { closeInboundSmtp, createInboundSmtpServer, listenInboundSmtp } from './smtp-server';
 
 /**
@@ -54,6 +56,10 @@ async function main(): Promise<void> {
   });
   const port = await listenInboundSmtp(server, config.INBOUND_SMTP_HOST, config.INBOUND_SMTP_PORT);
   logger.info({ host: config.INBOUND_SMTP_HOST, port, starttls: Boolean(tls) }, 'inbound SMTP listening');
+  // Its refusals by reason (workers/inbox/refusal-metrics.ts) and the process's own figures.
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const metricsServer = config.INBOUND_METRICS_PORT ? await startMetricsServer(metrics, config.INBOUND_METRICS_HOST, config.INBOUND_METRICS_PORT) : null;
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -61,7 +67,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'closing the inbound SMTP listener');
     closeInboundSmtp(server)
-      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close()]))
+      .then(() => Promise.allSettled([changes.close(), db.close(), client.connection.close(), metricsServer?.close()]))
       .then(() => {
         blobs.close();
         process.exit(0);

@@ -19,11 +19,19 @@ const project = (name, extra = {}) => ({
   ...extra,
 });
 
+// Projects whose tests run Temporal workers: a quiet runtime, and the run's one workflow bundle (built by the
+// global setup, which jest runs only when a file of one of these projects is selected).
+const temporalProject = {
+  slowTestThreshold: 30,
+  globalSetup: '<rootDir>/test/jest-global-setup.ts',
+  setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts', '<rootDir>/test/helpers/workflow-bundle-setup.ts'],
+};
+
 module.exports = {
   projects: [
     project('unit'),
-    project('workflows', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
-    project('integration', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
+    project('workflows', temporalProject),
+    project('integration', temporalProject),
   ],
   testTimeout: 60_000,
   // On 2 cores jest would run every file in its own process, one after another, and that process grows

@@ -10,6 +10,7 @@ import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harn
 import { createTestWorkspace } from '../helpers/workspaces';
 import { seedContacts } from '../helpers/campaigns';
 import { temporalPorts } from '../../temporal/activity-ports';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 // POST /automations/:id/enroll through the real API, the enroll workflow on a worker of its own queue
 // and its activities on the test database. The journeys it starts are asserted started, not run.
@@ -26,7 +27,7 @@ beforeAll(async () => {
     connection: await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS }),
     namespace: api.config.TEMPORAL_NAMESPACE,
     taskQueue: taskQueueName(prefix, 'default'),
-    workflowsPath: require.resolve('../../workflows'),
+    workflowBundle: await workflowBundle(),
     activities: createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) }),
   });
   running = worker.run();

@@ -40,13 +40,17 @@ class TestLogger implements Logger {
   }
 }
 
-try {
-  // The core's own warnings are forwarded to this logger (by default the core prints them to stderr itself,
-  // where no message can be told apart); the levels are the SDK's defaults.
-  Runtime.install({
-    logger: new TestLogger(),
-    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) } },
-  });
-} catch {
-  // Already installed in this process by an earlier test file.
-}
+/*
+ * Options, not an installed runtime: each test file has its own module registry, so an installed runtime is one
+ * more native runtime per file, and its handlers on the process's signals (shared by every file) kept it and
+ * with it the file's whole module registry alive: about 10 MB per file before any test ran. Set as the
+ * defaults, the runtime is made when the file's first connection or worker needs it and shut down by the SDK
+ * when its last one closes. No signal handlers: jest owns the test process's signals.
+ * The core's own warnings are forwarded to the logger (by default the core prints them to stderr itself, where
+ * no message can be told apart); the levels are the SDK's defaults.
+ */
+Runtime.defaultOptions = {
+  logger: new TestLogger(),
+  shutdownSignals: [],
+  telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) } },
+};

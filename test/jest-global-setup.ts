@@ -34,9 +34,9 @@ function sourcesHash(): string {
  * reached from workflows/) fail the run here, and test/workflows/bundle.test.ts still bundles from source.
  */
 export default async function globalSetup(): Promise<void> {
-  if (process.env.TEST_WORKFLOW_BUNDLE) return; // another project of this run built it already
   mkdirSync(cacheDir, { recursive: true });
   const codePath = join(cacheDir, `${sourcesHash()}.js`);
+  // Run once per selected project (workflows, integration): the second finds the first's file.
   if (!existsSync(codePath)) {
     const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quiet });
     // Written aside and renamed: a run starting meanwhile in the same checkout never reads half a file.

@@ -17,14 +17,16 @@ import { workflowBundle } from '../../workers/workflow-bundle';
 const prefix = `enroll-${randomUUID().slice(0, 8)}-`;
 let api: ApiHarness;
 let client: Client;
+let connection: NativeConnection;
 let worker: Worker;
 let running: Promise<void>;
 
 beforeAll(async () => {
   api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix });
   client = await connectTemporal(api.config);
+  connection = await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS });
   worker = await Worker.create({
-    connection: await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS }),
+    connection,
     namespace: api.config.TEMPORAL_NAMESPACE,
     taskQueue: taskQueueName(prefix, 'default'),
     workflowBundle: await workflowBundle(),
@@ -35,6 +37,8 @@ beforeAll(async () => {
 afterAll(async () => {
   worker.shutdown();
   await running;
+  // Closed, or the file's Temporal runtime (and with it the file's modules) outlives the file.
+  await connection.close();
   await client.connection.close();
   await api.close();
 });

@@ -37,11 +37,11 @@ eslint --max-warnings 0 --cache --cache-strategy content --cache-location .data/
 # Import cycles (type-only ones included), activities importing workflows/ or temporal/, Node builtins in what
 # the workflow bundle reaches: rules over the whole import graph, which per-file ESLint cannot see (scripts/lint/).
 npm run --silent lint:imports & checks+=($!)
+# Meanwhile the test database's migrations and its template copy (test/helpers/isolated-database.ts).
+(tsx scripts/migrate.ts >/dev/null && tsx scripts/test-template-db.ts) & checks+=($!)
 failed=0
 for check in "${checks[@]}"; do wait "$check" || failed=1; done
 [ "$failed" = 0 ] || exit 1
-tsx scripts/migrate.ts >/dev/null
-tsx scripts/test-template-db.ts
 wait_port "${TEMPORAL_ADDRESS##*:}" "the Temporal dev server"
 # A dev server that was already running may predate a search attribute (scripts/search-attributes.ts).
 tsx scripts/search-attributes.ts

@@ -20,16 +20,27 @@ const project = (name, extra = {}) => ({
   ...extra,
 });
 
+// Projects whose tests run Temporal workers: a quiet runtime, and the run's one workflow bundle (built by the
+// global setup, which jest runs only when a file of one of these projects is selected).
+const temporalProject = {
+  slowTestThreshold: 30,
+  globalSetup: '<rootDir>/test/jest-global-setup.ts',
+  setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts', '<rootDir>/test/helpers/workflow-bundle-setup.ts'],
+};
+
 module.exports = {
   projects: [
     project('unit'),
-    project('workflows', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
-    project('integration', { slowTestThreshold: 30, setupFiles: ['<rootDir>/test/helpers/quiet-temporal-runtime.ts'] }),
+    project('workflows', temporalProject),
+    project('integration', temporalProject),
   ],
   testTimeout: 60_000,
-  // On 2 cores jest would run every file in its own process, one after another, and that process grows
-  // with each file (Temporal workers and clients leave native-backed memory behind) past Node's heap limit
-  // over the whole suite. With a limit set, files run in a worker process instead (still one at a time),
-  // which jest replaces whenever it holds more than this after a file.
+  // Two files at a time, whatever the core count jest sees (its default on 2 cores is one): an integration or
+  // workflow file spends most of its time waiting on Postgres, Temporal and its own servers, so a second one
+  // fills that time (15 integration files: 75 s one at a time, 41 s two at a time; README "Tests"). Each file
+  // has its own workspace, database copy, task-queue prefix, ports and, for workflow files, test server.
+  maxWorkers: 2,
+  // Each worker process grows with each file it runs (a leak left in the API's default metrics: README "Tests"),
+  // so jest replaces a worker that holds more than this after a file.
   workerIdleMemoryLimit: '1.5GB',
 };

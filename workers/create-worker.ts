@@ -2,6 +2,7 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { taskQueueName } from '../core/task-queues';
 import { workerTracing } from './tracing';
+import { workflowBundle } from './workflow-bundle';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -20,7 +21,7 @@ export async function createControlWorker(options: WorkerOptions): Promise<Worke
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'control'),
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: await workflowBundle(),
     activities: options.activities,
   });
 }
@@ -32,7 +33,7 @@ export async function createDefaultWorker(options: WorkerOptions): Promise<Worke
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: taskQueueName(options.taskQueuePrefix, 'default'),
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: await workflowBundle(),
     activities: options.activities,
   });
 }

@@ -28,7 +28,6 @@ export async function workerTracing(): Promise<WorkerTracing | null> {
   );
   return {
     interceptors: {
-      workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },

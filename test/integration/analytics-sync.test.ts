@@ -10,6 +10,7 @@ import { blobStoreOptions, createBlobStore } from '../../db/blob-store';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
 import { createTestKey, createTestWorkspace } from '../helpers/workspaces';
 import { type MatomoStandIn, startMatomoStandIn } from '../helpers/matomo-stand-in';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 // The analytics sync end to end: the real API, the sync workflow on a control-queue worker of its own with
 // the real activities, Postgres, the blob store (CSV uploads) and a Matomo stand-in speaking its HTTP API.
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const activities = createAnalyticsSyncActivities({ db: api.db, keyring: configKeyring(api.config), blobs, fetch: { allowPrivateTargets: true } });
   // The workflow on `control`, its pages on `bulk`, as workers/main.ts runs them.
   workers = [
-    await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'control'), workflowsPath: require.resolve('../../workflows'), activities }),
+    await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'control'), workflowBundle: await workflowBundle(), activities }),
     await Worker.create({ connection: nativeConnection, namespace: api.config.TEMPORAL_NAMESPACE, taskQueue: taskQueueName(prefix, 'bulk'), activities }),
   ];
   running = Promise.all(workers.map((worker) => worker.run()));

@@ -10,23 +10,26 @@ import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harn
 import { createTestWorkspace } from '../helpers/workspaces';
 import { seedContacts } from '../helpers/campaigns';
 import { temporalPorts } from '../../temporal/activity-ports';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 // POST /automations/:id/enroll through the real API, the enroll workflow on a worker of its own queue
 // and its activities on the test database. The journeys it starts are asserted started, not run.
 const prefix = `enroll-${randomUUID().slice(0, 8)}-`;
 let api: ApiHarness;
 let client: Client;
+let connection: NativeConnection;
 let worker: Worker;
 let running: Promise<void>;
 
 beforeAll(async () => {
   api = await startApi({ RATE_LIMIT_PER_SECOND: '1000', TASK_QUEUE_PREFIX: prefix });
   client = await connectTemporal(api.config);
+  connection = await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS });
   worker = await Worker.create({
-    connection: await NativeConnection.connect({ address: api.config.TEMPORAL_ADDRESS }),
+    connection,
     namespace: api.config.TEMPORAL_NAMESPACE,
     taskQueue: taskQueueName(prefix, 'default'),
-    workflowsPath: require.resolve('../../workflows'),
+    workflowBundle: await workflowBundle(),
     activities: createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) }),
   });
   running = worker.run();
@@ -34,6 +37,8 @@ beforeAll(async () => {
 afterAll(async () => {
   worker.shutdown();
   await running;
+  // Closed, or the file's Temporal runtime (and with it the file's modules) outlives the file.
+  await connection.close();
   await client.connection.close();
   await api.close();
 });

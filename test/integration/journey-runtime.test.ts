@@ -15,6 +15,7 @@ import { type ApiHarness, startApi } from '../helpers/api-harness';
 import { addTestDomain, createTestWorkspace } from '../helpers/workspaces';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { type EmailStack, startEmailStack } from '../helpers/email-stack';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 // The journey runtime against the real database: its activities, and the journey workflow run by the
 // time-skipping server with those activities (they take the time from the workflow, so skipped days count).
@@ -145,7 +146,7 @@ async function enrollmentOf(journeyOf: Journey) {
 
 async function runJourney(journeyOf: Journey) {
   const taskQueue = `${env.taskQueue}-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: activities() });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: activities() });
   return worker.runUntil(async () => {
     const handle = await env.workflowClient.start(journeyWorkflow, {
       taskQueue,

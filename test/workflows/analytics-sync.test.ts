@@ -6,6 +6,7 @@ import type { AnalyticsSyncActivities, SyncPageInput } from '../../activities/an
 import type { AnalyticsSyncRequest, SyncWindowTimes } from '../../core/analytics/sync';
 import { analyticsSyncWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 /** What the fakes saw: the begin calls, every page asked for, the end state recorded. */
 interface Trace {
@@ -44,7 +45,7 @@ describe('analytics sync workflow', () => {
   }
 
   async function run(activities: AnalyticsSyncActivities) {
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowBundle: await workflowBundle(), activities });
     const workspaceId = randomUUID();
     return worker.runUntil(
       env.workflowClient

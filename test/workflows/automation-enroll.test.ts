@@ -6,6 +6,7 @@ import type { SweepOptions, SweepReport } from '../../activities/journey-sweeper
 import { automationEnrollWorkflow } from '../../workflows/automation-enroll';
 import { journeySweeperWorkflow } from '../../workflows/journey-sweeper';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 jest.setTimeout(120_000);
 
@@ -40,7 +41,7 @@ describe('automation enroll workflow', () => {
   it('pages through the audience by cursor and answers how many it enrolled', async () => {
     const audience = fakeAudience(7);
     const taskQueue = `enroll-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: audience.activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: audience.activities });
     const input = { workspaceId: randomUUID(), automationId: randomUUID(), requestId: randomUUID(), audience: { listId: randomUUID() }, pageSize: 3 };
     const enrolled = await worker.runUntil(env.workflowClient.execute(automationEnrollWorkflow, { taskQueue, workflowId: `enroll-${randomUUID()}`, args: [input] }));
     expect(enrolled).toBe(7);
@@ -51,7 +52,7 @@ describe('automation enroll workflow', () => {
   it('a long audience continues as new every 50 pages, carrying its cursor and count, and enrolls each contact once', async () => {
     const audience = fakeAudience(120);
     const taskQueue = `enroll-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: audience.activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: audience.activities });
     const input = { workspaceId: randomUUID(), automationId: randomUUID(), requestId: randomUUID(), audience: { contactIds: [] }, pageSize: 1 };
     const handle = await env.workflowClient.start(automationEnrollWorkflow, { taskQueue, workflowId: `enroll-${randomUUID()}`, args: [input] });
     const enrolled = await worker.runUntil(handle.result());
@@ -71,7 +72,7 @@ describe('automation enroll workflow', () => {
       },
     } satisfies Pick<Activities, 'enrollAudiencePage'>;
     const taskQueue = `enroll-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
     const input = { workspaceId: randomUUID(), automationId: randomUUID(), requestId: randomUUID(), audience: { segmentId: randomUUID() } };
     expect(await worker.runUntil(env.workflowClient.execute(automationEnrollWorkflow, { taskQueue, workflowId: `enroll-${randomUUID()}`, args: [input] }))).toBe(500);
     expect(pages).toHaveLength(2);
@@ -92,7 +93,7 @@ describe('journey sweeper workflow', () => {
       },
     } satisfies Pick<Activities, 'sweepJourneys'>;
     const taskQueue = `sweeper-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
     const handle = await env.workflowClient.start(journeySweeperWorkflow, { taskQueue, workflowId: `sweeper-${randomUUID()}`, args: [{ limit: 10, olderThanMs: 30_000, intervalMs: 15_000 }] });
     await worker.runUntil(async () => {
       await eventually(() => rounds.length >= 3, 'three rounds');

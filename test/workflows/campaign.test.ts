@@ -7,6 +7,7 @@ import type { BatchDelivery } from '../../activities/delivery';
 import { campaignWorkflow, cancelCampaignSignal, resumeCampaignSignal } from '../../workflows/campaign';
 import { sendBatchWorkflow } from '../../workflows/send-batch';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
@@ -105,8 +106,8 @@ describe('campaign workflow', () => {
   });
   afterAll(() => env.close());
 
-  const workerFor = (campaign: FakeCampaign, taskQueue = env.taskQueue) =>
-    Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: campaign.activities() });
+  const workerFor = async (campaign: FakeCampaign, taskQueue = env.taskQueue) =>
+    Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: campaign.activities() });
 
   const start = (scheduledAt: Date | null, taskQueue = env.taskQueue) =>
     env.workflowClient.start(campaignWorkflow, {
@@ -247,7 +248,7 @@ describe('campaign workflow', () => {
     const before = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await workflowBundle(),
       activities: slowFeeds,
       maxCachedWorkflows: 0,
     });
@@ -320,7 +321,7 @@ describe('campaign workflow', () => {
       for (const id of messageIds) sent.add(Number(id));
       return { sent: messageIds.length, failed: 0, retry: [] };
     };
-    const workflows = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: fakes });
+    const workflows = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fakes });
     const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: { deliverMessages } });
     const workspaceId = randomUUID();
     let dispatched = 0;

@@ -5,6 +5,7 @@ import type { DomainStatus } from '../../core/domain-status';
 import { domainVerificationWorkflowId } from '../../core/ids';
 import { domainVerificationWorkflow, domainWatchdogWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
@@ -37,8 +38,8 @@ describe('domain verification workflow', () => {
   });
   afterAll(() => env.close());
 
-  const worker = (activities: object) =>
-    Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+  const worker = async (activities: object) =>
+    Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowBundle: await workflowBundle(), activities });
 
   it('re-checks with backoff until the records check, then re-checks the verified domain every 24 hours', async () => {
     const script = scriptedChecks(env, ['pending', 'pending', 'pending', 'verified']);

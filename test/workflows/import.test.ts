@@ -4,6 +4,7 @@ import { Worker } from '@temporalio/worker';
 import type { ImportActivities, ImportRef, ImportStep } from '../../activities/imports';
 import { cancelImportSignal, importWorkflow } from '../../workflows/import';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 jest.setTimeout(120_000);
 
@@ -69,7 +70,7 @@ describe('import workflow', () => {
   afterAll(() => env.close());
 
   const run = async <T>(fake: FakeImport, body: (handle: Awaited<ReturnType<typeof start>>) => Promise<T>): Promise<T> => {
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowsPath: require.resolve('../../workflows'), activities: fake.activities() });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowBundle: await workflowBundle(), activities: fake.activities() });
     return worker.runUntil(body(await start()));
   };
   const start = () =>

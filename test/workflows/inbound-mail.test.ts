@@ -4,6 +4,7 @@ import type { Activities } from '../../activities';
 import type { InboundMailInput, ProcessOutcome } from '../../activities/inbox-mail';
 import { inboundMailWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 jest.setTimeout(120_000);
 
@@ -37,7 +38,7 @@ describe('inbound mail workflow', () => {
       },
     } satisfies Pick<Activities, 'processInboundMail' | 'matchInboundContactEvent'>;
     const input = { workspaceId: randomUUID(), inboxMessageId: randomUUID() };
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowBundle: await workflowBundle(), activities });
     const result = await worker.runUntil(
       env.workflowClient.execute(inboundMailWorkflow, { taskQueue: env.taskQueue, workflowId: `inbound:${input.inboxMessageId}`, args: [input] }),
     );

@@ -8,6 +8,7 @@ import { journeyWorkflow } from '../../workflows/journey';
 import type { EnrollmentEnd } from '../../core/journeys/enrollment';
 import { exitEnrollmentSignal, journeyEventSignal } from '../../workflows/journey-signals';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
@@ -117,9 +118,9 @@ describe('journey workflow', () => {
     taskQueue = `${env.taskQueue}-${randomUUID()}`;
   });
 
-  const workerFor = (enrollment: FakeEnrollment, options: { maxCachedWorkflows?: number } = {}) =>
+  const workerFor = async (enrollment: FakeEnrollment, options: { maxCachedWorkflows?: number } = {}) =>
     Worker.create({
-      connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: enrollment.activities(), ...options,
+      connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: enrollment.activities(), ...options,
     });
 
   /** As temporal/journeys.ts starts a journey, or (`startedBefore33`) as journeys were started before issue 33. */

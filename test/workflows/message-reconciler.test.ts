@@ -4,6 +4,7 @@ import type { Activities } from '../../activities';
 import type { ReconcileOptions, ReconcileReport } from '../../activities/reconciler';
 import { messageReconcilerWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const MINUTE = 60_000;
 
@@ -38,7 +39,7 @@ describe('message reconciler workflow', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: env.taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await workflowBundle(),
       activities: fakes,
     });
     await worker.runUntil(async () => {

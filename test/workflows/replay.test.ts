@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { SCENARIOS } from './histories/scenarios';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const DIR = resolve(__dirname, 'histories');
 const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
@@ -23,7 +24,7 @@ describe('workflow histories recorded from earlier code', () => {
   it('each replays on the current workflow code without a non-determinism error', async () => {
     const histories = files.map((file) => ({ workflowId: file, history: temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(resolve(DIR, file), 'utf8'))) }));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowsPath: require.resolve('../../workflows'), replayName: 'recorded' }, histories)) {
+    for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle(), replayName: 'recorded' }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);

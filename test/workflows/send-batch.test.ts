@@ -4,6 +4,7 @@ import type { Activities } from '../../activities';
 import type { BatchDelivery } from '../../activities/delivery';
 import { sendBatchWorkflow } from '../../workflows/send-batch';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 describe('send batch workflow', () => {
   let env: TimeSkippingEnv;
@@ -26,7 +27,7 @@ describe('send batch workflow', () => {
     } satisfies Pick<Activities, 'deliverMessages' | 'markMessagesFailed'>;
     const taskQueue = `${env.taskQueue}-${randomUUID()}`;
     const sendsTaskQueue = `${taskQueue}-sends`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: fakes });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: fakes });
     const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: fakes });
     const outcome = await sends.runUntil(
       worker.runUntil(

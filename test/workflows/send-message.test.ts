@@ -5,6 +5,7 @@ import type { Activities } from '../../activities';
 import type { DeliveryOutcome } from '../../activities/delivery';
 import { sendMessageWorkflow } from '../../workflows/send-message';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 interface Calls {
   deliveries: number;
@@ -39,7 +40,7 @@ describe('send message workflow', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await workflowBundle(),
       activities: fakes,
     });
     const sends = await Worker.create({ connection: env.nativeConnection, taskQueue: sendsTaskQueue, activities: fakes });

@@ -3,6 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { periodKey, usagePeriodAt } from '../../core/plans';
 import { usageRollupWorkflow } from '../../workflows';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const DAY = 24 * 60 * 60 * 1000;
 const HOUR = 60 * 60 * 1000;
@@ -23,7 +24,7 @@ describe('usage rollup workflow', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: env.taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await workflowBundle(),
       activities: {
         closeUsagePeriod: async (periodStart: string) => {
           closed.push(periodStart);

@@ -10,6 +10,7 @@ import { webhookDeliveryWorkflow } from '../../workflows';
 import { createTestWorkspace } from '../helpers/workspaces';
 import { startTimeSkipping, type TimeSkippingEnv } from '../helpers/time-skipping';
 import { createWebhookRow, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { workflowBundle } from '../../workers/workflow-bundle';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -57,7 +58,7 @@ describe('webhook delivery workflow', () => {
     return row.id;
   }
 
-  const worker = () => Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+  const worker = async () => Worker.create({ connection: env.nativeConnection, taskQueue: env.taskQueue, workflowBundle: await workflowBundle(), activities });
 
   const start = (workspaceId: string, deliveryId: string) =>
     env.workflowClient.start(webhookDeliveryWorkflow, {

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { Agent as HttpsAgent } from 'node:https';
 import type { Client, Connection } from '@temporalio/client';
 import express, { type Express, type RequestHandler, Router } from 'express';
@@ -129,6 +130,8 @@ export interface AppDeps {
   snsAgent?: HttpsAgent;
   /** The public pixel and click redirects with their hit buffer; whoever creates the app closes it (api/tracking/tracking.ts). */
   tracking: Tracking;
+  /** Node's process metrics, collected once by the process (api/main.ts) and served at /metrics; tests' apps go without. */
+  processMetrics?: Registry;
   /** Mounts extra keyed routes before the 404 handler (benchmarks measure the edge with it). */
   extend?: (api: Router, edge: RequestHandler[]) => void;
 }
@@ -153,7 +156,7 @@ export function createApp(deps: AppDeps): Express {
   // Only when this process started tracing (infra/tracing.ts): otherwise no middleware at all.
   if (activeTracing()) app.use(requestSpans());
   app.use(requestLogger(deps.logger));
-  const metrics = createHttpMetrics();
+  const metrics = createHttpMetrics(deps.processMetrics);
   app.use(metrics.observe);
   // Per client address, before any route without a key reads anything (tracking counts its own hits).
   const perClient = clientLimits(redis, config);

@@ -1,3 +1,4 @@
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { pino } from 'pino';
 import { loadConfig, tracesEndpoint } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
@@ -53,7 +54,9 @@ async function main(): Promise<void> {
   // Previews only, here: their queue is bounded, so a flood of them is refused instead of waiting without end.
   const templateRenderer = createTemplateRenderer({ ...templateRendererOptions(config, logger), maxQueue: config.TEMPLATE_RENDER_MAX_QUEUE });
   const tracking = createTracking({ config, db, logger, redis });
-  const app = createApp({ config, logger, db, audienceDb, redis, temporal, keyCache, templateRenderer, tracking });
+  const processMetrics = new Registry();
+  collectDefaultMetrics({ register: processMetrics });
+  const app = createApp({ config, logger, db, audienceDb, redis, temporal, keyCache, templateRenderer, tracking, processMetrics });
   const server = app.listen(config.PORT, () => {
     logger.info({ port: config.PORT, docs: `${config.PUBLIC_BASE_URL}/api/v1/docs` }, 'api listening');
   });

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
 import { withMessagingMetrics } from '../../services/metrics/registry';
 
 export interface HttpMetrics {
@@ -7,10 +7,14 @@ export interface HttpMetrics {
   observe: RequestHandler;
 }
 
-/** A registry per app (not the global one), so several apps in one process (tests) do not collide. */
-export function createHttpMetrics(): HttpMetrics {
+/**
+ * A registry per app (not the global one), so several apps in one process (tests) do not collide. Node's own
+ * figures (CPU, memory, event-loop lag) are the process's, collected once by its entry (api/main.ts) and served
+ * beside: prom-client's collector starts an event-loop monitor that nothing stops, and made per app it kept
+ * each app of a test process alive, about 35 MB a test file (docs/testing.md).
+ */
+export function createHttpMetrics(processMetrics?: Registry): HttpMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by route and status',
@@ -28,5 +32,5 @@ export function createHttpMetrics(): HttpMetrics {
     next();
   };
   // The scrape serves the service's own metrics (acceptances, SES notifications) beside the HTTP ones.
-  return { registry: withMessagingMetrics(registry), observe };
+  return { registry: withMessagingMetrics(processMetrics ? Registry.merge([registry, processMetrics]) : registry), observe };
 }

@@ -27,7 +27,9 @@ async function definedMetricNames(): Promise<Set<string>> {
   createOutboxGauges(worker);
   registerMemoryMetrics(worker, []);
   // The API's registry carries the service's own metrics (services/metrics/registry.ts) beside its own.
-  const api = createHttpMetrics().registry;
+  const apiProcess = new Registry();
+  collectDefaultMetrics({ register: apiProcess });
+  const api = createHttpMetrics(apiProcess).registry;
   const names = new Set(['up']);
   for (const registry of [worker, api]) {
     for (const metric of await registry.getMetricsAsJSON()) {

@@ -4,6 +4,7 @@ import { connectTemporal } from '../../temporal/connection';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
 import { createAutomationEnrollActivities } from '../../activities/automation-enroll';
+import { createJourneyActivities } from '../../activities/journeys';
 import { automationEnrollWorkflowId, enrollmentWorkflowId } from '../../core/ids';
 import { taskQueueName } from '../../core/task-queues';
 import { type ApiHarness, type ApiResponse, startApi } from '../helpers/api-harness';
@@ -13,7 +14,8 @@ import { temporalPorts } from '../../temporal/activity-ports';
 import { workflowBundle } from '../../workers/workflow-bundle';
 
 // POST /automations/:id/enroll through the real API, the enroll workflow on a worker of its own queue
-// and its activities on the test database. The journeys it starts are asserted started, not run.
+// and its activities on the test database. The journeys it starts are asserted started; the worker has their
+// activities too, so each enters and waits (a journey task failing for want of one would only add noise).
 const prefix = `enroll-${randomUUID().slice(0, 8)}-`;
 let api: ApiHarness;
 let client: Client;
@@ -30,7 +32,7 @@ beforeAll(async () => {
     namespace: api.config.TEMPORAL_NAMESPACE,
     taskQueue: taskQueueName(prefix, 'default'),
     workflowBundle: await workflowBundle(),
-    activities: createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) }),
+    activities: { ...createAutomationEnrollActivities({ db: api.db, ...temporalPorts(client, prefix) }), ...createJourneyActivities({ db: api.db }) },
   });
   running = worker.run();
 });

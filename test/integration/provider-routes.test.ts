@@ -25,10 +25,14 @@ const setEmailRoute = (state: 'open' | 'closed') =>
 describe('one provider route down', () => {
   it('with the email route open, a Telegram message is sent while the email waits in the outbox undispatched; closed, the email goes', async () => {
     const { workspaceId, domain } = await createTestWorkspace(chat.stack, { domain: true, telegram: chat.telegram });
+    // The route opens and the messages are queued while no dispatcher runs: a round already under way would have
+    // read the breakers before the route opened and could claim the email queued after it.
+    await chat.stack.stopDispatcher();
     await setEmailRoute('open');
     try {
       const [email] = await queueMessages(db(), workspaceId, { kind: 'transactional', count: 1, from: `a@${domain}`, toPrefix: 'routes' });
       const telegram = await queueChatMessage(db(), workspaceId, { channel: 'telegram', to: '4242', content: { text: 'Still flowing' } });
+      chat.stack.startDispatcher();
       expect(await chat.stack.waitForStatus(workspaceId, telegram, ['sent', 'failed'])).toBe('sent');
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const [row] = await db().query<{ status: string; dispatched: boolean }>('SELECT status, dispatched_at IS NOT NULL AS dispatched FROM messages WHERE id = $1', {

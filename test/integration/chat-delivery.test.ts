@@ -166,8 +166,10 @@ describe('WhatsApp and Telegram on the delivery path (dispatcher, send workflow,
     for (const id of ids) expect(await stack.waitForStatus(workspaceId, id, ['sent', 'failed'], 60_000)).toBe('sent');
     const times = callsTo(chat).map((call) => call.at).sort((a, b) => a - b);
     expect(times).toHaveLength(3);
-    // The pacer's slots are a second apart on Redis's clock; the stand-in's clock reads them a few ms off.
-    for (let i = 1; i < times.length; i += 1) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(950);
+    // The pacer's slots are a second apart on Redis's clock. Each call goes when its worker's timer for the slot
+    // fires, and a timer late by tens of ms on a loaded machine (two test files at a time) narrows the gap to the
+    // next call by as much: 948 ms was seen. Unpaced, the three calls come within a few ms of each other.
+    for (let i = 1; i < times.length; i += 1) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(900);
   });
 
   it('a Telegram chat suppressed before delivery → failed with the chat in droppedRecipients; no Bot API call', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowBundleOptions } from '../workers/workflow-bundle';
 
@@ -49,6 +49,11 @@ export default async function globalSetup(): Promise<void> {
     if (path !== codePath && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { force: true });
   }
   process.env.TEST_WORKFLOW_BUNDLE = codePath;
+  // The Temporal SDK's warnings of this run (test/helpers/quiet-temporal-runtime.ts): one file, this run's only.
+  const temporalLog = join(root, '.data/logs/temporal-test.log');
+  mkdirSync(dirname(temporalLog), { recursive: true });
+  if (!process.env.TEST_TEMPORAL_LOG) writeFileSync(temporalLog, '');
+  process.env.TEST_TEMPORAL_LOG = temporalLog;
 }
 
 const noop = () => undefined;

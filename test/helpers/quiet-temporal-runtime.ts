@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { DefaultLogger, type Logger, type LogLevel, type LogMetadata, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 
 /**
@@ -16,12 +18,21 @@ function nothingToActOn(message: string): boolean {
   );
 }
 
-/** Worker state changes are logged at INFO; in test output only warnings and errors help, less the ones above. */
+/**
+ * Worker state changes are logged at INFO; in tests only warnings and errors help, less the ones above. Most
+ * warnings of a passing run are failures the tests cause on purpose (an activity that throws, a workflow that
+ * fails: about 180 lines a run), which nobody acts on in a passing run and which a reader of a failing test needs:
+ * they go to the run's Temporal log (TEST_TEMPORAL_LOG, .data/logs/temporal-test.log, emptied by
+ * test/jest-global-setup.ts), not to the test output. Errors still reach the output.
+ */
 class TestLogger implements Logger {
   private readonly output = new DefaultLogger('WARN');
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    if (!nothingToActOn(message)) this.output.log(level, message, meta);
+    if (nothingToActOn(message) || level === 'TRACE' || level === 'DEBUG' || level === 'INFO') return;
+    const file = process.env.TEST_TEMPORAL_LOG;
+    if (level === 'ERROR' || !file) this.output.log(level, message, meta);
+    else appendFileSync(file, `${new Date().toISOString()} [${level}] ${message} ${inspect(meta ?? {}, { depth: 4, breakLength: Infinity })}\n`);
   }
   trace(message: string, meta?: LogMetadata): void {
     this.log('TRACE', message, meta);

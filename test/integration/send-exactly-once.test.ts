@@ -1,5 +1,6 @@
 import { connectTemporal } from '../../temporal/connection';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { QueryTypes } from 'sequelize';
@@ -108,7 +109,8 @@ describe('one provider call per message', () => {
       const id = await send('twice@example.org');
       const metrics = new Registry();
       const activities = createActivities({ db: stack.api.db, config: stack.api.config, temporal: temporalPorts(lazyTemporalClient(stack.api.config), stack.api.config.TASK_QUEUE_PREFIX), logger: pino({ level: 'silent' }), metrics });
-      const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment().run(activities.deliverMessage, workspaceId, id)));
+      // The overtaken attempt fails on purpose: the SDK's warning of it would only be noise in the output.
+      const attempts = await Promise.allSettled([1, 2].map(() => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') }).run(activities.deliverMessage, workspaceId, id)));
       const fulfilled = attempts.filter((attempt) => attempt.status === 'fulfilled');
       const refused = attempts.flatMap((attempt) => (attempt.status === 'rejected' ? [attempt.reason as { type?: string }] : []));
       // Either the second found the claim held, or it came after the first had recorded the send.

@@ -57,6 +57,8 @@ export interface ActivityDeps {
   config: Config;
   /** The email provider; built from EMAIL_PROVIDER when not given. */
   emailChannel?: EmailChannel;
+  /** The process's SES clients (one per region), shared with `emailChannel`; made here when not given. */
+  sesClients?: SesClients;
   blobs?: BlobStore;
   /**
    * What activities ask of Temporal (journey starts and signals, campaign restarts, the reconciler's questions):
@@ -107,7 +109,7 @@ export function createActivities(deps: ActivityDeps) {
   const files = createAttachmentFiles({ db, blobs });
   const templateRenderer = deps.templateRenderer ?? createTemplateRenderer(templateRendererOptions(config));
   // One SES client per region for the process, shared by sending and domain registration; made on first use.
-  const sesClients = createSesClients();
+  const sesClients = deps.sesClients ?? createSesClients();
   const keyring = configKeyring(config);
   const unsubscribe = unsubscribeTokens(macKeys(keyring));
   const suppress = emailSuppress(db);

@@ -1,11 +1,12 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createActivities } from '../activities';
+import { createActivities, emailChannelFromConfig } from '../activities';
 import { type Config, loadConfig, tracesEndpoint } from '../core/config';
 import { logRedaction } from '../core/log-redaction';
 import { subscribeOutboxWake } from '../db/outbox-wake';
 import { closeRedis, createRedis } from '../db/redis';
+import { createSesClients } from '../providers/ses/clients';
 import { createSequelize } from '../db/sequelize';
 import { createTemplateRenderer, templateRendererOptions } from '../infra/template-renderer';
 import { startTracing } from '../infra/tracing';
@@ -66,11 +67,15 @@ async function main(): Promise<void> {
   // Counted by every worker's pacer while Redis is away: each paces at the rate ÷ live workers.
   const registry = runWorkerRegistry({ db, logger });
   const templateRenderer = createTemplateRenderer(templateRendererOptions(config, logger));
+  // Made here to be closed at shutdown: an SMTP pool's idle connection stays open for its socket timeout (a
+  // minute) and would keep the process alive that long after "worker stopped".
+  const sesClients = createSesClients();
+  const emailChannel = emailChannelFromConfig(config, db, sesClients);
   const options = {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    activities: createActivities({ db, config, temporal: temporalPorts(client, config.TASK_QUEUE_PREFIX), logger, metrics, templateRenderer, redis }),
+    activities: createActivities({ db, config, emailChannel, sesClients, temporal: temporalPorts(client, config.TASK_QUEUE_PREFIX), logger, metrics, templateRenderer, redis }),
   };
   const named = [
     { queue: 'control', worker: await createControlWorker(options) },
@@ -119,7 +124,9 @@ async function main(): Promise<void> {
   unsubscribeWake?.();
   await Promise.all([...dispatchers.map((dispatcher) => dispatcher.stop()), outboxGauges?.stop()]);
   await registry.stop();
-  await Promise.allSettled([db.close(), connection.close(), client.connection.close(), templateRenderer.close(), metricsServer?.close(), closeRedis(redis)]);
+  await Promise.allSettled([
+    db.close(), connection.close(), client.connection.close(), templateRenderer.close(), emailChannel.close(), metricsServer?.close(), closeRedis(redis),
+  ]);
   // The last spans (workflows and activities that finished while stopping) leave before the process does.
   await tracing?.shutdown();
   logger.info('worker stopped');

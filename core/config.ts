@@ -278,6 +278,12 @@ export const configSchema = z.object({
   /** The inbound SMTP process's Prometheus endpoint (its refusals); loopback by default. 0 turns it off. */
   INBOUND_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9465),
   INBOUND_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * A workflow bundle built ahead from these sources (`npm run workflows:bundle`): the worker loads it instead of
+   * running webpack at start (seconds of CPU). Unset, the worker bundles its own; tracing on, it always does
+   * (the traced bundle carries the OpenTelemetry interceptors).
+   */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** When set, SIGUSR2 makes the worker write V8 heap snapshots (main and workflow threads) here: a soak's diagnostic. */
   WORKER_HEAP_SNAPSHOT_DIR: z.string().min(1).optional(),
 

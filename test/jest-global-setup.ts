@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../workers/workflow-bundle';
+import { bundlerWarningsOnly, workflowBundleOptions } from '../workers/workflow-bundle';
 
 const root = resolve(__dirname, '..');
 const cacheDir = join(root, '.data/cache/workflow-bundle');
@@ -38,7 +38,7 @@ export default async function globalSetup(): Promise<void> {
   const codePath = join(cacheDir, `${sourcesHash()}.js`);
   // Run once per selected project (workflows, integration): the second finds the first's file.
   if (!existsSync(codePath)) {
-    const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quiet });
+    const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: bundlerWarningsOnly });
     // Written aside and renamed: a run starting meanwhile in the same checkout never reads half a file.
     const partial = `${codePath}.${process.pid}.partial`;
     writeFileSync(partial, code);
@@ -55,7 +55,3 @@ export default async function globalSetup(): Promise<void> {
   if (!process.env.TEST_TEMPORAL_LOG) writeFileSync(temporalLog, '');
   process.env.TEST_TEMPORAL_LOG = temporalLog;
 }
-
-const noop = () => undefined;
-// The bundler's info lines (its size) help nobody in test output; its warnings and errors do.
-const quiet = { trace: noop, debug: noop, info: noop, log: noop, warn: console.warn, error: console.error };

@@ -21,6 +21,7 @@ import { startMetricsServer } from './metrics-server';
 import { OUTBOX_SAMPLE_MS, runOutboxGauges } from './outbox-gauges';
 import { runWebhookDispatcher } from './webhook-dispatcher';
 import { runWorkerRegistry } from './worker-registry';
+import { useWorkflowBundle } from './workflow-bundle';
 
 /** Temporal may still be starting (compose, a rolling restart): keep trying for a while before giving up. */
 async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
     await traceWorkflowClients(true);
     logger.info({ traces: tracesEndpoint(config) }, 'tracing on');
   }
+  // Taken for the untraced bundle only: with tracing on, the worker still bundles its own, with the interceptors.
+  if (config.WORKFLOW_BUNDLE_PATH) useWorkflowBundle({ codePath: config.WORKFLOW_BUNDLE_PATH });
   const db = createSequelize(config.DATABASE_URL);
   const connection = await connectWithRetry(config, logger);
   const client = await connectTemporal(config);

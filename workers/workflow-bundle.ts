@@ -44,3 +44,7 @@ export function workflowBundle(): Promise<WorkflowBundleOption> {
 export function useWorkflowBundle(prebuilt: WorkflowBundleOption): void {
   bundles.set(false, Promise.resolve(prebuilt));
 }
+
+const ignore = () => undefined;
+/** For builds outside a worker (a deploy, the test run): the bundler's info lines (its size) help nobody; its warnings and errors do. */
+export const bundlerWarningsOnly = { trace: ignore, debug: ignore, info: ignore, log: ignore, warn: console.warn, error: console.error };

@@ -28,6 +28,8 @@ function startWorkerProcess(): ChildProcess {
       WORKER_METRICS_PORT: '0',
       // Slow enough that a batch is still going when the worker is killed.
       SEND_RATE_PER_SECOND: '10',
+      // The run's bundle (test/jest-global-setup.ts): each worker process would otherwise run webpack at start.
+      ...(process.env.TEST_WORKFLOW_BUNDLE && { WORKFLOW_BUNDLE_PATH: process.env.TEST_WORKFLOW_BUNDLE }),
     },
     stdio: 'ignore',
     // Its own process group: tsx runs the worker in a child process, and a kill must reach that one.

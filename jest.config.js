@@ -35,11 +35,12 @@ module.exports = {
     project('integration', temporalProject),
   ],
   testTimeout: 60_000,
-  // Two files at a time, whatever the core count jest sees (its default on 2 cores is one): an integration or
-  // workflow file spends most of its time waiting on Postgres, Temporal and its own servers, so a second one
-  // fills that time (15 integration files: 75 s one at a time, 41 s two at a time; README "Tests"). Each file
-  // has its own workspace, database copy, task-queue prefix, ports and, for workflow files, test server.
-  maxWorkers: 2,
+  // Three files at a time, whatever the core count jest sees (its default on 2 cores is one): a file spends much
+  // of its time waiting on Postgres, Temporal, its own servers or a timeout it proves (a heartbeat's 30 s), and
+  // the others fill that time. On 2 cores: the whole suite's jest run took 563 s two at a time and 508 s three
+  // at a time (the CPU then 95% busy; docs/testing.md). Each file has its own workspace, database copy,
+  // task-queue prefix, ports and, for workflow files, test server.
+  maxWorkers: 3,
   // A guard: jest replaces a worker that holds more than this after a file. The known per-file leaks are fixed
   // (docs/testing.md, memory per file); a file's timers still pending at its end keep it alive a few seconds more.
   workerIdleMemoryLimit: '800MB',

@@ -58,7 +58,8 @@ export function runOutboxLoop(options: OutboxLoopOptions): OutboxLoop {
       } catch (err) {
         options.logger.warn({ err }, `${options.name}: round failed; retrying`);
       }
-      if (!more(handedOver) && !woken) await backOff();
+      // Not once stopped: a stop during the round found no back-off to end, and must not wait one out.
+      if (running && !more(handedOver) && !woken) await backOff();
     }
   })();
   return {

@@ -58,6 +58,17 @@ describe('the outbox loop every dispatcher configures', () => {
     expect(Date.now() - stopping).toBeLessThan(100);
   });
 
+  it('stop during a round ends the loop when the round does, without waiting out the back-off after it', async () => {
+    let finishRound: (() => void) | null = null;
+    const loop = runOutboxLoop({ name: 'test', logger, intervalMs: 60_000, round: () => new Promise<number>((done) => (finishRound = () => done(0))) });
+    await sleep(20);
+    const stopped = loop.stop();
+    finishRound!();
+    const stopping = Date.now();
+    await stopped;
+    expect(Date.now() - stopping).toBeLessThan(100);
+  });
+
   it('a round that throws is logged and retried after the interval, and the loop goes on', async () => {
     const warnings: string[] = [];
     const spy = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });

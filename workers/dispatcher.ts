@@ -10,7 +10,7 @@ import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import { recoveryBound, routeChannel, routeWorkspace } from '../core/breaker';
 import {
-  backloggedWorkspaces, claimFairly, findExpiredWaiting, markDispatched, releaseDispatchLease, renewDispatchLease,
+  backloggedWorkspaces, channelsWithWaiting, claimFairly, findExpiredWaiting, markDispatched, releaseDispatchLease, renewDispatchLease,
 } from '../db/repositories/dispatch-queue';
 import { failMessage } from '../db/repositories/message-delivery';
 import { type BreakerState, findOpenBreakers, takeProbeTurn } from '../db/repositories/provider-breakers';
@@ -201,19 +201,23 @@ export async function expireWaiting(dispatch: Dispatch, open: readonly BreakerSt
   }
 }
 
-/** One channel's share of a round: probes its open routes, then claims up to its bound per class unless its whole route is down. */
-export async function dispatchChannel(dispatch: Dispatch, channel: DispatcherOptions['channels'][number], open: readonly BreakerState[]): Promise<number> {
+/**
+ * One channel's share of a round: probes its open routes, then claims up to its bound per class unless its whole
+ * route is down. With nothing `waiting`, only the route's state is kept (when it came back).
+ */
+export async function dispatchChannel(dispatch: Dispatch, channel: DispatcherOptions['channels'][number], open: readonly BreakerState[], waiting: boolean): Promise<number> {
   let dispatched = 0;
   const routes = open.filter((route) => routeChannel(route.route) === channel.channel);
   // Email is one route for every workspace: down, the whole channel waits. A chat route is one
   // workspace's sender or bot: only that workspace waits.
   const channelDown = routes.some((route) => routeWorkspace(route.route) === null);
-  for (const route of routes) dispatched += await probeRoute(dispatch, channel, route);
+  if (waiting) for (const route of routes) dispatched += await probeRoute(dispatch, channel, route);
   if (channelDown) {
     dispatch.down.add(channel.channel);
     return dispatched;
   }
   if (dispatch.down.delete(channel.channel)) dispatch.closedAt.set(channel.channel, Date.now());
+  if (!waiting) return dispatched;
   const sinceClosed = Date.now() - (dispatch.closedAt.get(channel.channel) ?? 0);
   const skipWorkspaces = routes.map((route) => routeWorkspace(route.route)).filter((workspace) => workspace !== null);
   const bounds = inFlightBounds(channel);
@@ -287,13 +291,19 @@ export function exportBreakers(gauge: Gauge, channels: readonly string[], open: 
   }
 }
 
-/** One round: the open breakers exported and swept, then every channel in turn. */
+/**
+ * One round: the open breakers exported and swept, then every channel in turn; a channel with nothing in the
+ * outbox claims nothing (an idle round is two statements, not a transaction per channel and class: every worker
+ * process runs one every SEND_DISPATCH_INTERVAL_MS).
+ */
 export async function dispatchRound(dispatch: Dispatch): Promise<number> {
   let dispatched = 0;
+  const channels = dispatch.options.channels.map((channel) => channel.channel);
   const open = await findOpenBreakers(dispatch.options.db);
-  if (dispatch.breakerGauge) exportBreakers(dispatch.breakerGauge, dispatch.options.channels.map((channel) => channel.channel), open);
-  if (open.length) await expireWaiting(dispatch, open);
-  for (const channel of dispatch.options.channels) dispatched += await dispatchChannel(dispatch, channel, open);
+  if (dispatch.breakerGauge) exportBreakers(dispatch.breakerGauge, channels, open);
+  const waiting = await channelsWithWaiting(dispatch.options.db, channels);
+  if (open.length && waiting.size) await expireWaiting(dispatch, open);
+  for (const channel of dispatch.options.channels) dispatched += await dispatchChannel(dispatch, channel, open, waiting.has(channel.channel));
   return dispatched;
 }
 

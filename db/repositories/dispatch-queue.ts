@@ -16,6 +16,21 @@ export async function countInFlight(db: Sequelize, channel: string, transaction?
 }
 
 /**
+ * Of these channels, the ones with anything in the outbox: one probe of messages_outbox_fair_idx each (the
+ * channel leads it). A superset of what a round can claim (scheduled messages and leased ones count too), so a
+ * channel left out has nothing to claim, and an idle round costs this one statement instead of a transaction
+ * per channel and class.
+ */
+export async function channelsWithWaiting(db: Sequelize, channels: readonly string[]): Promise<Set<string>> {
+  const rows = await db.query<{ channel: string }>(
+    `SELECT c.channel FROM unnest($1::text[]) AS c (channel)
+     WHERE EXISTS (SELECT 1 FROM messages m WHERE m.channel = c.channel AND m.dispatched_at IS NULL AND m.status = 'queued')`,
+    { bind: [channels], type: QueryTypes.SELECT },
+  );
+  return new Set(rows.map((row) => row.channel));
+}
+
+/**
  * The workspaces with undispatched messages of this class on the channel, each found with one index probe
  * (a loose index scan over messages_outbox_fair_idx), so a backlog of millions costs one probe per
  * workspace rather than a scan.

@@ -31,6 +31,10 @@ export async function claimWebhookDeliveries(
   db: Sequelize,
   options: { perEndpoint: number; limit: number; leaseMs: number },
 ): Promise<DispatchedDelivery[]> {
+  // An idle round is this one probe of webhook_deliveries_pending_idx, not a transaction: every worker process
+  // runs a round every SEND_DISPATCH_INTERVAL_MS.
+  const [pending] = await db.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'pending') AS any", { type: QueryTypes.SELECT });
+  if (!pending.any) return [];
   return db.transaction(async (transaction) => {
     const [lock] = await db.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext('dispatch:webhooks')) AS locked", {
       type: QueryTypes.SELECT,

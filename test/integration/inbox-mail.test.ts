@@ -283,7 +283,10 @@ it('malformed MIME is stored flagged with what could be read, and processed with
   expect(rows.every((row) => row.thread_id !== null)).toBe(true);
   // Each was processed by its first attempt: nothing the sender wrote makes the activity throw.
   for (const row of rows) {
-    const history = await client.workflow.getHandle(inboundMailWorkflowId(row.id)).fetchHistory();
+    const handle = client.workflow.getHandle(inboundMailWorkflowId(row.id));
+    // The row is stored before the workflow task that records the step's marker completes: wait for the end.
+    await handle.result();
+    const history = await handle.fetchHistory();
     expect(processingAttempts(history)).toEqual([1]);
   }
 });

@@ -49,8 +49,10 @@ describe('the provider rate', () => {
     expect(busiest).toBeLessThanOrEqual(103);
     // Steady state: the middle 80% (the first seconds are the pipeline filling, the last its draining).
     const [from, to] = [Math.floor(times.length * 0.1), Math.floor(times.length * 0.9)];
-    const rate = (to - from) / ((times[to] - times[from]) / 1_000);
-    expect(rate).toBeGreaterThanOrEqual(KEEPS_UP * 10);
-    expect(rate).toBeLessThanOrEqual(10.1);
+    const seconds = (times[to] - times[from]) / 1_000;
+    expect((to - from) / seconds).toBeGreaterThanOrEqual(KEEPS_UP * 10);
+    // The pacer's bound over this span, floor(span × 10/s) + 1, with the same allowance for the sink's jitter:
+    // an arrival at either end read late or early by the SMTP exchange on a busy machine.
+    expect(to - from).toBeLessThanOrEqual(Math.floor(seconds * 10) + 3);
   });
 });

@@ -113,8 +113,13 @@ export function s3ClientOf(options: BlobStoreOptions, limits: BlobStoreLimits): 
     // Checksums only where S3 requires them: a presigned PUT must not pin the checksum of an empty body.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // Without a logger the SDK writes to the console that a failed streaming upload cannot be retried;
+    // putBlobFile retries it itself, and its callers log what finally fails.
+    logger: SILENT_SDK_LOGGER,
   });
 }
+
+const SILENT_SDK_LOGGER = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export async function createBucketIfMissing({ client, options }: BlobBucket): Promise<void> {
   const Bucket = options.bucket;

@@ -1,6 +1,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
+import { createIsolatedDatabase, type IsolatedDatabase } from '../helpers/isolated-database';
 import { addTestDomain, createTestWorkspace, type TestWorkspace } from '../helpers/workspaces';
 import { type Answer, createFlooder, flood, type Flooder, seedContacts, timedCaller } from '../helpers/noisy-neighbour';
 
@@ -65,20 +66,22 @@ describe('noisy neighbours: one workspace floods previews and estimates', () => 
 describe('audience queries run on their own pool', () => {
   let api: ApiHarness;
   let locker: Sequelize;
+  let database: IsolatedDatabase;
 
   beforeAll(async () => {
-    api = await startApi({ AUDIENCE_POOL_SIZE: '1', AUDIENCE_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_SECOND: '1000' });
+    // A database of its own: the test locks a table for seconds, which would hold other files' requests, and
+    // counts the backends its lock blocks, which would count theirs.
+    database = await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
+    api = await startApi({ DATABASE_URL: database.url, AUDIENCE_POOL_SIZE: '1', AUDIENCE_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_SECOND: '1000' });
     locker = createSequelize(api.config.DATABASE_URL);
   });
   afterAll(async () => {
     await locker.close();
     await api.close();
+    await database.drop();
   });
 
-  /**
-   * Backends blocked by the test's lock: the audience statements stuck behind it. Not every backend waiting on a
-   * lock: other test files share this database, and theirs wait on locks of their own now and then.
-   */
+  /** Backends blocked by the test's lock: the audience statements stuck behind it. */
   async function blockedBy(lockHolder: number): Promise<number> {
     const [row] = await locker.query<{ waiting: number }>('SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))', {
       bind: [lockHolder],

@@ -2,15 +2,19 @@ import { Writable } from 'node:stream';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { createSequelize } from '../../db/sequelize';
 import { type ApiHarness, startApi } from '../helpers/api-harness';
+import { createIsolatedDatabase, type IsolatedDatabase } from '../helpers/isolated-database';
 import { createTestWorkspace } from '../helpers/workspaces';
 
 /** With DB_STATEMENT_TIMEOUT_MS small, a statement that runs past it is cancelled and the request answers 503. */
 describe('statement timeout of the API', () => {
   let api: ApiHarness;
   let other: Sequelize;
+  let database: IsolatedDatabase;
   const lines: string[] = [];
   beforeAll(async () => {
-    api = await startApi({ DB_STATEMENT_TIMEOUT_MS: '300' }, {
+    // A database of its own: a test below locks a table, which would hold other files' requests meanwhile.
+    database = await createIsolatedDatabase(process.env.DATABASE_URL ?? '');
+    api = await startApi({ DATABASE_URL: database.url, DB_STATEMENT_TIMEOUT_MS: '300' }, {
       logStream: new Writable({
         write(chunk: Buffer, _encoding, done) {
           lines.push(chunk.toString());
@@ -29,6 +33,7 @@ describe('statement timeout of the API', () => {
   afterAll(async () => {
     await other.close();
     await api.close();
+    await database.drop();
   });
 
   it('a statement that runs past the timeout answers 503 service_unavailable, without the SQL', async () => {

@@ -37,7 +37,7 @@ module.exports = {
   testTimeout: 60_000,
   // Three files at a time, whatever the core count jest sees (its default on 2 cores is one): a file spends much
   // of its time waiting on Postgres, Temporal, its own servers or a timeout it proves, so others fill that time.
-  // Measured on 2 cores (docs/testing.md): jest 461 s with two, 390-416 s with three, the CPU about 80% busy.
+  // Measured on 2 cores (docs/testing.md): jest 461 s with two, 390-417 s with three, the CPU about 80% busy.
   // The tests that measure behaviour under load assert what the load cannot change (a fixed number of requests
   // all served, bounds with the measurement's own jitter), so a busy machine slows them without failing them.
   // Each file has its own workspace, database copy, task-queue prefix, ports and, for workflow files, test server.
